@@ -1,0 +1,258 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { IANAZone } from "luxon";
+import { z } from "zod";
+import { isLoopbackHost } from "./net.js";
+
+/**
+ * The server's configuration, parsed once from the environment. Every variable of the contract
+ * has a field here; nothing else reads `process.env`.
+ */
+export interface Config {
+  /** `sandbox`: CRM_BASE_URL unset, the embedded sandbox answers on a loopback port. */
+  mode: "sandbox" | "remote";
+  /** `{base_url}` of the export and metrics endpoints, no trailing slash. Unset in sandbox mode. */
+  baseUrl: string | undefined;
+  /** `{realtime_base_url}` of the recommend endpoint, no trailing slash. Unset in sandbox mode. */
+  realtimeBaseUrl: string | undefined;
+  applicationId: string | undefined;
+  secretKey: string | undefined;
+  recommendSecretKey: string | undefined;
+  timeZone: string;
+  dataDir: string;
+  /** Hosts a download URL may point to besides the API hosts; `undefined` means any https host. */
+  downloadHosts: string[] | undefined;
+  pollIntervalSeconds: number;
+  exportBudget: { count: number; windowSeconds: number };
+  /** Optional product catalog (CSV or JSON) used to put names and prices next to recommended IDs. */
+  productCatalogPath: string | undefined;
+  /** Largest export file we download, in bytes. */
+  maxDownloadBytes: number;
+  sandbox: { seed: number; now: string | undefined; jobSeconds: number };
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface ConfigContext {
+  /** Home directory used for the default data folder (injectable so the function stays pure). */
+  homeDir?: string;
+  platform?: NodeJS.Platform;
+}
+
+const DEFAULT_POLL_SECONDS = 5;
+const MIN_REMOTE_POLL_SECONDS = 5;
+const DEFAULT_MAX_DOWNLOAD_MB = 2048;
+
+/** Reads the whole configuration or throws a ConfigError that lists every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}): Config {
+  const problems: string[] = [];
+  const read = <T>(name: string, schema: z.ZodType<T>, example: string): T | undefined => {
+    const raw = blankToUndefined(env[name]);
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const why = parsed.error.issues[0]?.message ?? "invalid value";
+    problems.push(`${name}: ${why}. Example of a good value: ${name}=${example}`);
+    return undefined;
+  };
+
+  const baseUrl = read("CRM_BASE_URL", optionalUrl, "https://api.example.com");
+  const realtimeBaseUrl = read(
+    "CRM_REALTIME_BASE_URL",
+    optionalUrl,
+    "https://realtime.example.com",
+  );
+  const mode = blankToUndefined(env.CRM_BASE_URL) === undefined ? "sandbox" : "remote";
+
+  const applicationId = read("CRM_APPLICATION_ID", optionalText, "my-application-id");
+  const secretKey = read("CRM_SECRET_KEY", optionalText, "<secret key from your account manager>");
+  const recommendSecretKey = read(
+    "CRM_RECOMMEND_SECRET_KEY",
+    optionalText,
+    "<the application's secret key>",
+  );
+  if (mode === "remote") {
+    if (applicationId === undefined && !hasProblem(problems, "CRM_APPLICATION_ID")) {
+      problems.push(
+        "CRM_APPLICATION_ID: required when CRM_BASE_URL is set. Example of a good value: CRM_APPLICATION_ID=my-application-id",
+      );
+    }
+    if (secretKey === undefined && !hasProblem(problems, "CRM_SECRET_KEY")) {
+      problems.push(
+        "CRM_SECRET_KEY: required when CRM_BASE_URL is set. Example of a good value: CRM_SECRET_KEY=<secret key from your account manager>",
+      );
+    }
+  } else if (realtimeBaseUrl !== undefined) {
+    problems.push(
+      "CRM_REALTIME_BASE_URL: set without CRM_BASE_URL; set both (or neither, for the embedded sandbox). Example of a good value: CRM_BASE_URL=https://api.example.com",
+    );
+  }
+
+  const timeZone = read("CRM_TIME_ZONE", timeZoneSchema, "Asia/Seoul") ?? "Asia/Seoul";
+  const dataDir =
+    read("CRM_DATA_DIR", optionalText, "/home/me/.local/share/crm-insights-mcp") ??
+    defaultDataDir(env, context);
+  const downloadHosts = read("CRM_DOWNLOAD_HOSTS", hostList, "files.example.com,cdn.example.com");
+
+  const pollIntervalSeconds =
+    read("CRM_POLL_INTERVAL_SECONDS", positiveNumber, "5") ?? DEFAULT_POLL_SECONDS;
+  if (pollIntervalSeconds < MIN_REMOTE_POLL_SECONDS && mode === "remote") {
+    const hosts = [baseUrl, realtimeBaseUrl].filter((u): u is string => u !== undefined);
+    if (!hosts.every((u) => isLoopbackHost(new URL(u).hostname))) {
+      problems.push(
+        `CRM_POLL_INTERVAL_SECONDS: ${pollIntervalSeconds} is below the service's 5-second minimum polling interval (only loopback API hosts may be polled faster). Example of a good value: CRM_POLL_INTERVAL_SECONDS=5`,
+      );
+    }
+  }
+
+  const exportBudget = read("CRM_EXPORT_BUDGET", budgetSchema, "10/600") ?? {
+    count: 10,
+    windowSeconds: 600,
+  };
+  const productCatalogPath = read("CRM_PRODUCT_CATALOG", optionalText, "/data/products.csv");
+  const maxDownloadMb =
+    read("CRM_MAX_DOWNLOAD_MB", positiveNumber, "2048") ?? DEFAULT_MAX_DOWNLOAD_MB;
+  const seed = read("CRM_SANDBOX_SEED", integer, "42") ?? 42;
+  const now = read("CRM_SANDBOX_NOW", optionalIsoDateTime, "2026-11-22T09:00:00+09:00");
+  const jobSeconds = read("CRM_SANDBOX_JOB_SECONDS", nonNegativeNumber, "3") ?? 3;
+
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
+  }
+  return {
+    mode,
+    baseUrl,
+    realtimeBaseUrl: mode === "remote" ? (realtimeBaseUrl ?? baseUrl) : undefined,
+    applicationId,
+    secretKey,
+    recommendSecretKey: recommendSecretKey ?? secretKey,
+    timeZone,
+    dataDir,
+    downloadHosts,
+    pollIntervalSeconds,
+    exportBudget,
+    productCatalogPath,
+    maxDownloadBytes: Math.floor(maxDownloadMb * 1024 * 1024),
+    sandbox: { seed, now, jobSeconds },
+  };
+}
+
+/** The per-user data folder, following each platform's convention. */
+export function defaultDataDir(env: NodeJS.ProcessEnv, context: ConfigContext = {}): string {
+  const home = context.homeDir ?? homedir();
+  const platform = context.platform ?? process.platform;
+  if (platform === "win32") {
+    return join(env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "crm-insights-mcp");
+  }
+  if (platform === "darwin") {
+    return join(home, "Library", "Application Support", "crm-insights-mcp");
+  }
+  return join(
+    blankToUndefined(env.XDG_DATA_HOME) ?? join(home, ".local", "share"),
+    "crm-insights-mcp",
+  );
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
+}
+
+function hasProblem(problems: string[], name: string): boolean {
+  return problems.some((p) => p.startsWith(`${name}:`));
+}
+
+const optionalText = z.string().optional();
+
+const optionalUrl = z
+  .string()
+  .optional()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "not a URL" });
+      return;
+    }
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be an https URL (plain http only for loopback hosts)",
+      });
+    }
+    if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be a bare base URL without query, fragment or credentials",
+      });
+    }
+  })
+  .transform((value) => (value === undefined ? undefined : value.replace(/\/+$/, "")));
+
+const timeZoneSchema = z
+  .string()
+  .optional()
+  .refine((value) => value === undefined || IANAZone.isValidZone(value), {
+    message: "not a known IANA time zone",
+  });
+
+const hostList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const hosts = value
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== "");
+    const bad = hosts.find((h) => !/^[a-z0-9.-]+$/.test(h) && !/^\[[0-9a-f:.]+\]$/.test(h));
+    if (bad !== undefined || hosts.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be host names separated by commas, without scheme, port or path",
+      });
+      return z.NEVER;
+    }
+    return hosts;
+  });
+
+const positiveNumber = z.coerce
+  .number({ message: "not a number" })
+  .positive({ message: "must be greater than 0" })
+  .optional();
+const nonNegativeNumber = z.coerce
+  .number({ message: "not a number" })
+  .min(0, { message: "must be 0 or more" })
+  .optional();
+const integer = z.coerce
+  .number({ message: "not a number" })
+  .int({ message: "not an integer" })
+  .optional();
+
+const optionalIsoDateTime = z
+  .string()
+  .optional()
+  .refine((value) => value === undefined || !Number.isNaN(Date.parse(value)), {
+    message: "not an ISO 8601 date-time",
+  });
+
+const budgetSchema = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value);
+    const count = Number(match?.[1]);
+    const windowSeconds = Number(match?.[2]);
+    if (match === null || count < 1 || windowSeconds < 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be N/SECONDS with N and SECONDS at least 1",
+      });
+      return z.NEVER;
+    }
+    return { count, windowSeconds };
+  });

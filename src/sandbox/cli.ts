@@ -1,0 +1,5 @@
+// Placeholder until this entry is implemented.
+export async function runSandboxCommand(_args: string[]): Promise<number> {
+  process.stderr.write("not implemented yet\n");
+  return 1;
+}
