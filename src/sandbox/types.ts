@@ -1,0 +1,70 @@
+import type { World } from "./world/types.js";
+
+/** Options of `startSandbox` and of `crm-insights-mcp sandbox`. */
+export interface SandboxOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 42. */
+  seed?: number;
+  /** The sandbox clock's "now" (ISO 8601 or epoch ms); default the real current time. */
+  now?: string | number;
+  /** How long an export job stays in triggered/processing; default 3. */
+  jobSeconds?: number;
+}
+
+/** The facts printed as the first stdout line of `crm-insights-mcp sandbox` (contract). */
+export interface SandboxInfo {
+  base_url: string;
+  realtime_base_url: string;
+  application_id: string;
+  secret_key: string;
+  recommend_secret_key: string;
+  campaign_ids: string[];
+  scenario_ids: string[];
+  slot_keys: string[];
+}
+
+export type SandboxOperation =
+  | "recommend"
+  | "create_export_job"
+  | "get_export_job"
+  | "campaign_metrics"
+  | "download";
+
+export type FaultAction =
+  /** Answer with this status (and for 429 a Retry-After value, seconds or an HTTP date). */
+  | {
+      type: "status";
+      status: 400 | 412 | 429 | 500 | 502 | 503;
+      retryAfter?: string;
+      body?: string;
+    }
+  /** Wait before handling the request normally. */
+  | { type: "delay"; ms: number }
+  /** Read the request, then destroy the socket without answering. */
+  | { type: "drop" }
+  /** Downloads only: send the headers and this many bytes of the file, then destroy the socket. */
+  | { type: "truncate"; bytes: number };
+
+export interface FaultRule {
+  operation: SandboxOperation;
+  action: FaultAction;
+  /** How many matching requests the rule applies to; default 1. */
+  times?: number;
+}
+
+export interface FaultInjector {
+  inject(rule: FaultRule): void;
+  clear(): void;
+  /** Requests received per operation since start (faulted ones included), for assertions. */
+  readonly requestCounts: Readonly<Record<SandboxOperation, number>>;
+}
+
+export interface RunningSandbox extends SandboxInfo {
+  readonly info: SandboxInfo;
+  readonly world: World;
+  readonly faults: FaultInjector;
+  close(): Promise<void>;
+}
