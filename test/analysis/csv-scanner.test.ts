@@ -1,0 +1,109 @@
+import { parse } from "csv-parse/sync";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CsvScanError, CsvScanner, fieldText } from "../../src/analysis/csv-scanner.js";
+
+/** Our own RFC 4180 writer: quote only when needed, double the quotes. */
+function writeCsv(records: string[][], eol: string): string {
+  return records
+    .map((r) =>
+      r.map((f) => (/[",\r\n]/.test(f) || f === "" ? `"${f.replaceAll('"', '""')}"` : f)).join(","),
+    )
+    .join(eol)
+    .concat(eol);
+}
+
+function scanAll(buf: Buffer, chunkSizes: number[]): string[][] {
+  const out: string[][] = [];
+  const scanner = new CsvScanner((rec) => {
+    const row: string[] = [];
+    for (let i = 0; i < rec.count; i++) row.push(fieldText(rec, i));
+    out.push(row);
+  });
+  let pos = 0;
+  let k = 0;
+  while (pos < buf.length) {
+    const size = Math.max(1, chunkSizes[k++ % chunkSizes.length] ?? 1);
+    scanner.push(buf.subarray(pos, pos + size));
+    pos += size;
+  }
+  scanner.end();
+  return out;
+}
+
+function scanError(text: string | Buffer): CsvScanError {
+  try {
+    scanAll(typeof text === "string" ? Buffer.from(text) : text, [3, 7]);
+  } catch (error) {
+    if (error instanceof CsvScanError) return error;
+    throw error;
+  }
+  throw new Error("expected a CsvScanError");
+}
+
+const pieces = ["a", ",", '"', "\r", "\n", "\r\n", '{"k":1}', "😀", "한글", " ", "x1", '""'];
+const fieldArb = fc
+  .array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 4 })), { maxLength: 6 })
+  .map((p) => p.join(""));
+
+describe("CsvScanner", () => {
+  it("agrees with csv-parse record for record on random input in random chunks", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fieldArb, { minLength: 2, maxLength: 6 }), {
+          minLength: 1,
+          maxLength: 20,
+        }),
+        fc.constantFrom("\n", "\r\n"),
+        fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }),
+        (records, eol, chunks) => {
+          const text = writeCsv(records, eol);
+          const oracle = parse(text, {
+            relax_column_count: true,
+            record_delimiter: eol,
+          }) as string[][];
+          const ours = scanAll(Buffer.from(text), chunks);
+          expect(ours).toEqual(oracle);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reads a last record without a line ending and quoted fields with line breaks", () => {
+    expect(scanAll(Buffer.from('a,"b\nc"\r\nd,"e""f"'), [2])).toEqual([
+      ["a", "b\nc"],
+      ["d", 'e"f'],
+    ]);
+  });
+
+  it("names the line of an unclosed quote", () => {
+    const error = scanError('h1,h2\nx,y\nx,"never\nclosed');
+    expect(error.code).toBe("unmatched_quote");
+    expect(error.line).toBe(3);
+  });
+
+  it("names the line of a stray quote and of text after a closing quote", () => {
+    expect(scanError('a,b\r\n"x\ny",z\r\nab"c,d\r\n').line).toBe(4);
+    expect(scanError('a,b\n"x"y,z\n').code).toBe("bad_quote");
+  });
+
+  it("names the line of invalid UTF-8, across chunk boundaries", () => {
+    const bad = Buffer.concat([
+      Buffer.from('a,b\n"m\nn",한\nx,'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from("\n"),
+    ]);
+    const error = scanError(bad);
+    expect(error.code).toBe("invalid_utf8");
+    expect(error.line).toBe(4);
+  });
+
+  it("caps record and field size", () => {
+    const big = `a,"${"x".repeat(5000)}"\n`;
+    const scanner = new CsvScanner(() => {}, { maxRecordBytes: 1000, maxFieldBytes: 800 });
+    expect(() => {
+      for (let i = 0; i < big.length; i += 100) scanner.push(Buffer.from(big.slice(i, i + 100)));
+    }).toThrow(CsvScanError);
+  });
+});
