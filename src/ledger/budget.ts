@@ -1,0 +1,50 @@
+/**
+ * The local mirror of the service's export-creation limit (10 calls per 10 minutes per
+ * application). It counts every create call that may have reached the service, because the
+ * service counts calls, not successful jobs.
+ */
+export interface ExportBudget {
+  count: number;
+  windowSeconds: number;
+}
+
+export interface BudgetStatus {
+  /** Create calls inside the current window. */
+  used: number;
+  limit: number;
+  windowSeconds: number;
+  /** Whether one more creation is allowed now. */
+  allowed: boolean;
+  /** Epoch ms when the next creation becomes possible; `undefined` when allowed now. */
+  nextSlotAt: number | undefined;
+  /** True when a server 429 (not the local count) is what blocks. */
+  serverRateLimited: boolean;
+}
+
+export function budgetStatus(
+  createCalls: readonly number[],
+  rateLimitedUntil: number | undefined,
+  budget: ExportBudget,
+  now: number,
+): BudgetStatus {
+  const windowMs = budget.windowSeconds * 1000;
+  const recent = createCalls.filter((t) => t > now - windowMs && t <= now).sort((a, b) => a - b);
+  let nextSlotAt: number | undefined;
+  if (recent.length >= budget.count) {
+    // The oldest call that must leave the window for a slot to open.
+    const blocking = recent[recent.length - budget.count];
+    nextSlotAt = blocking === undefined ? undefined : blocking + windowMs;
+  }
+  const serverBlocked = rateLimitedUntil !== undefined && rateLimitedUntil > now;
+  if (serverBlocked && (nextSlotAt === undefined || rateLimitedUntil > nextSlotAt)) {
+    nextSlotAt = rateLimitedUntil;
+  }
+  return {
+    used: recent.length,
+    limit: budget.count,
+    windowSeconds: budget.windowSeconds,
+    allowed: nextSlotAt === undefined,
+    nextSlotAt,
+    serverRateLimited: serverBlocked && nextSlotAt === rateLimitedUntil,
+  };
+}
