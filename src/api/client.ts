@@ -1,0 +1,214 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Agent } from "undici";
+import { type Config, ConfigError } from "../config.js";
+import { registerSecret } from "../redact.js";
+import { downloadExport } from "./download.js";
+import { requestJson } from "./http.js";
+import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, withRetry } from "./retry.js";
+import {
+  exportJobSchema,
+  type MetricsQuery,
+  metricsResponseSchema,
+  recommendResponseSchema,
+} from "./schemas.js";
+import type { ApiClientOptions, CallOptions, CrmApi } from "./types.js";
+
+/** Timeouts of one attempt; the caller's deadline bounds the whole call on top of these. */
+export const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 30_000, bodyMs: 60_000 };
+export const DEFAULT_MAX_DOWNLOAD_BYTES = 2048 * 1024 * 1024;
+
+export const PACKAGE_VERSION = readPackageVersion();
+
+function readPackageVersion(): string {
+  try {
+    // Both src/api and dist/api sit two levels below the package root.
+    const pkg: unknown = JSON.parse(
+      readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+    );
+    const version = (pkg as { version?: unknown }).version;
+    return typeof version === "string" ? version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** A client with the retry hook tests and logs use; `close` releases its connections. */
+export interface ApiClient extends CrmApi {
+  close(): Promise<void>;
+}
+
+export interface ApiClientExtras {
+  /** Called before each backoff wait (awaited): useful in tests and for progress reporting. */
+  onRetry?: ((info: RetryInfo) => void | Promise<void>) | undefined;
+  /** Injectable jitter source; defaults to Math.random. */
+  random?: (() => number) | undefined;
+}
+
+/** The typed client of spec sections 4.1 to 4.4 (see CrmApi). */
+export function createApiClient(options: ApiClientOptions & ApiClientExtras): ApiClient {
+  registerSecret(options.secretKey);
+  registerSecret(options.recommendSecretKey);
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const dispatcher = new Agent({
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+  });
+  const now = options.now ?? Date.now;
+  const http = {
+    dispatcher,
+    userAgent: options.userAgent ?? `crm-insights-mcp/${PACKAGE_VERSION}`,
+    now,
+  };
+  const base = trimSlash(options.baseUrl);
+  const realtime = trimSlash(options.realtimeBaseUrl);
+  const app = encodeURIComponent(options.applicationId);
+  const retrying = <T>(
+    operation: RetryInfo["operation"],
+    call: CallOptions | undefined,
+    attempt: () => Promise<T>,
+  ) =>
+    withRetry(attempt, {
+      operation,
+      policy,
+      signal: call?.signal,
+      deadline: call?.deadline,
+      random: options.random,
+      onRetry: options.onRetry,
+    });
+
+  return {
+    recommend(slotKey, body, call) {
+      const url = new URL(
+        `${realtime}/v1/applications/${app}/slots/${encodeURIComponent(slotKey)}/recommend`,
+      );
+      return retrying("recommend", call, () =>
+        requestJson(http, {
+          operation: "recommend",
+          method: "POST",
+          url,
+          authorization: options.recommendSecretKey,
+          body,
+          schema: recommendResponseSchema,
+          signal: call?.signal,
+          deadline: call?.deadline,
+        }),
+      );
+    },
+
+    createExportJob(body, call) {
+      const url = new URL(`${base}/prod/v2/applications/${app}/export-jobs`);
+      // withRetry only repeats a create whose connection failed before anything was sent.
+      return retrying("create_export_job", call, () =>
+        requestJson(http, {
+          operation: "create_export_job",
+          method: "POST",
+          url,
+          authorization: options.secretKey,
+          body,
+          schema: exportJobSchema,
+          signal: call?.signal,
+          deadline: call?.deadline,
+        }),
+      );
+    },
+
+    getExportJob(jobId, call) {
+      const url = new URL(
+        `${base}/prod/v2/applications/${app}/export-jobs/${encodeURIComponent(jobId)}`,
+      );
+      return retrying("get_export_job", call, () =>
+        requestJson(http, {
+          operation: "get_export_job",
+          method: "GET",
+          url,
+          authorization: options.secretKey,
+          schema: exportJobSchema,
+          signal: call?.signal,
+          deadline: call?.deadline,
+        }),
+      );
+    },
+
+    campaignMetrics(query: MetricsQuery, call) {
+      const url = new URL(`${base}/prod/v2/applications/${app}/campaigns/metrics`);
+      url.searchParams.set("task_from", query.task_from);
+      url.searchParams.set("task_to", query.task_to);
+      if (query.campaign_schedule_type !== undefined) {
+        url.searchParams.set("campaign_schedule_type", query.campaign_schedule_type);
+      }
+      return retrying("campaign_metrics", call, () =>
+        requestJson(http, {
+          operation: "campaign_metrics",
+          method: "GET",
+          url,
+          authorization: options.secretKey,
+          schema: metricsResponseSchema,
+          signal: call?.signal,
+          deadline: call?.deadline,
+        }),
+      );
+    },
+
+    downloadExport(job, call) {
+      return downloadExport(job, {
+        ...http,
+        apiHosts: [new URL(base).hostname, new URL(realtime).hostname],
+        downloadHosts: options.downloadHosts,
+        maxBytes: options.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES,
+        directory: call?.directory ?? join(options.dataDir, "exports"),
+        signal: call?.signal,
+        deadline: call?.deadline,
+      });
+    },
+
+    close() {
+      return dispatcher.close();
+    },
+  };
+}
+
+/**
+ * Client options for remote mode from the parsed config. In sandbox mode the server passes the
+ * sandbox's URLs and keys as `overrides` (anything missing there is a ConfigError).
+ */
+export function apiClientOptionsFromConfig(
+  config: Config,
+  overrides: Partial<ApiClientOptions> = {},
+): ApiClientOptions {
+  const need = (value: string | undefined, variable: string): string => {
+    if (value !== undefined && value !== "") return value;
+    throw new ConfigError(
+      config.mode === "sandbox"
+        ? `${variable} is not available: the embedded sandbox must provide it.`
+        : `${variable} is required when CRM_BASE_URL is set.`,
+    );
+  };
+  const baseUrl = need(overrides.baseUrl ?? config.baseUrl, "CRM_BASE_URL");
+  return {
+    baseUrl,
+    realtimeBaseUrl: overrides.realtimeBaseUrl ?? config.realtimeBaseUrl ?? baseUrl,
+    applicationId: need(overrides.applicationId ?? config.applicationId, "CRM_APPLICATION_ID"),
+    secretKey: need(overrides.secretKey ?? config.secretKey, "CRM_SECRET_KEY"),
+    recommendSecretKey: need(
+      overrides.recommendSecretKey ??
+        config.recommendSecretKey ??
+        overrides.secretKey ??
+        config.secretKey,
+      "CRM_RECOMMEND_SECRET_KEY",
+    ),
+    dataDir: overrides.dataDir ?? config.dataDir,
+    downloadHosts: "downloadHosts" in overrides ? overrides.downloadHosts : config.downloadHosts,
+    maxDownloadBytes: overrides.maxDownloadBytes ?? config.maxDownloadBytes,
+    userAgent: overrides.userAgent,
+    timeouts: overrides.timeouts,
+    retry: overrides.retry,
+    now: overrides.now,
+  };
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}

@@ -1,0 +1,295 @@
+import { redact } from "../redact.js";
+import {
+  AbortedError,
+  type ApiError,
+  type ApiOperation,
+  AuthenticationError,
+  BadRequestError,
+  CandidateCacheNotReadyError,
+  EngineError,
+  InvalidResponseError,
+  LimitExceededError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ResourceNotReadyError,
+  ServerError,
+  TimeoutError,
+} from "./errors.js";
+
+/**
+ * Turns what the service or the network gave us into the typed errors of spec section 7.
+ * Messages are short and safe to show; the body only ever goes to `detail`, truncated and redacted.
+ */
+
+const DETAIL_LIMIT = 500;
+
+/** The error codes spec 7.2 names; matched without regard to case or separators. */
+const KNOWN_CODES = ["UnAuthorized", "ResourceNotFound", "LimitExceeded", "ResourceNotReady"];
+const KNOWN_CODE_IN_TEXT = new RegExp(
+  `\\b(${KNOWN_CODES.join("|")}|RESOURCE_NOT_FOUND|LIMIT_EXCEEDED|RESOURCE_NOT_READY)\\b`,
+  "i",
+);
+
+const OPERATION_LABEL: Record<ApiOperation, string> = {
+  recommend: "Recommendation",
+  create_export_job: "Creating the export job",
+  get_export_job: "Reading the export job",
+  campaign_metrics: "The campaign metrics query",
+  download_export: "The export download",
+};
+
+export function operationLabel(operation: ApiOperation): string {
+  return OPERATION_LABEL[operation];
+}
+
+/** A copy of a body fit for diagnostics: redacted, then cut to a few hundred characters. */
+export function bodyDetail(body: string): string | undefined {
+  if (body.trim() === "") return undefined;
+  const safe = redact(body);
+  return safe.length > DETAIL_LIMIT ? `${safe.slice(0, DETAIL_LIMIT)}… (truncated)` : safe;
+}
+
+/**
+ * Finds the service's error code wherever a real service plausibly puts it: `code`, `error_code`,
+ * `errorCode`, `error` (string), `error.code`, `errors[0].code`, or a known code inside a text body.
+ */
+export function extractErrorCode(body: string): string | undefined {
+  const json = tryParseJson(body);
+  if (isRecord(json)) {
+    const nestedError = json.error;
+    const firstOfErrors = Array.isArray(json.errors) ? json.errors[0] : undefined;
+    const candidates: unknown[] = [
+      json.code,
+      json.error_code,
+      json.errorCode,
+      typeof nestedError === "string" ? nestedError : undefined,
+      isRecord(nestedError) ? nestedError.code : undefined,
+      isRecord(nestedError) ? nestedError.error_code : undefined,
+      isRecord(firstOfErrors) ? firstOfErrors.code : undefined,
+      typeof firstOfErrors === "string" ? firstOfErrors : undefined,
+    ];
+    const codes = candidates.filter(
+      (c): c is string => typeof c === "string" && /^[A-Za-z][A-Za-z0-9_.-]{1,63}$/.test(c),
+    );
+    // A known code wins over a generic one (e.g. `error: "Bad Request", code: "LimitExceeded"`).
+    const known = codes.find((c) => knownCode(c) !== undefined);
+    if (known !== undefined) return known;
+    const inText = KNOWN_CODE_IN_TEXT.exec(body)?.[1];
+    if (inText !== undefined) return inText;
+    return codes[0];
+  }
+  return KNOWN_CODE_IN_TEXT.exec(body)?.[1];
+}
+
+type KnownCode = "unauthorized" | "resourcenotfound" | "limitexceeded" | "resourcenotready";
+
+function knownCode(code: string | undefined): KnownCode | undefined {
+  if (code === undefined) return undefined;
+  const normalized = code.toLowerCase().replace(/[^a-z]/g, "");
+  switch (normalized) {
+    case "unauthorized":
+    case "unauthorised":
+    case "resourcenotfound":
+    case "limitexceeded":
+    case "resourcenotready":
+      return normalized === "unauthorised" ? "unauthorized" : normalized;
+    default:
+      return undefined;
+  }
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date, in milliseconds from `now` (never negative). */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+export interface HttpFailure {
+  operation: ApiOperation;
+  status: number;
+  body: string;
+  retryAfter?: string | undefined;
+  now: number;
+}
+
+/** Maps a non-2xx response to its typed error. */
+export function mapHttpError(failure: HttpFailure): ApiError {
+  const { operation, status, body } = failure;
+  const code = extractErrorCode(body);
+  const init = { operation, status, code, detail: bodyDetail(body) };
+  const known = knownCode(code);
+  const label = operationLabel(operation);
+  const keyVariable =
+    operation === "recommend"
+      ? "CRM_RECOMMEND_SECRET_KEY"
+      : "CRM_SECRET_KEY (and CRM_APPLICATION_ID)";
+
+  // A recognised code decides, whatever the status carrying it (spec 7.2 uses 400 for all of them).
+  if (known === "unauthorized" || status === 401 || status === 403) {
+    return new AuthenticationError(
+      `${label} failed: the service rejected the secret key (authentication failed). Check ${keyVariable}.`,
+      init,
+    );
+  }
+  if (known === "resourcenotfound") return notFound(operation, init);
+  if (known === "limitexceeded") {
+    return new LimitExceededError(
+      "The campaign range is too large to export (over 2,000,000 sends or more than 120 rounds). Narrow the period and split it into several jobs.",
+      init,
+    );
+  }
+  if (known === "resourcenotready") {
+    return new ResourceNotReadyError(
+      "No round in the requested range has finished aggregating yet. Try again after aggregation, or choose an earlier period.",
+      init,
+    );
+  }
+  if (status === 404) return notFound(operation, init);
+  if (status === 412 && operation === "recommend") {
+    return new CandidateCacheNotReadyError(
+      "The recommendation candidate cache is not ready yet (temporary). Try again in a little while.",
+      init,
+    );
+  }
+  if (status === 502 && operation === "recommend") {
+    return new EngineError(
+      "The recommendation engine had a temporary error. Try again in a little while.",
+      init,
+    );
+  }
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(failure.retryAfter, failure.now);
+    const wait =
+      retryAfterMs === undefined ? "a few minutes" : `${Math.ceil(retryAfterMs / 1000)} seconds`;
+    const what =
+      operation === "create_export_job"
+        ? "Too many export jobs were created (the service allows 10 per 10 minutes)"
+        : `${label} was rate limited by the service`;
+    return new RateLimitedError(`${what}. Try again in ${wait}.`, { ...init, retryAfterMs });
+  }
+  if (status >= 500) {
+    return new ServerError(
+      `${label} failed: the service had an internal error (HTTP ${status}). Try again later.`,
+      init,
+    );
+  }
+  if (status >= 400) {
+    return new BadRequestError(
+      `${label} failed: the service rejected the request as missing or malformed parameters (HTTP ${status}${code === undefined ? "" : `, ${code}`}).`,
+      init,
+    );
+  }
+  return new InvalidResponseError(
+    `${label} failed: the service answered with unexpected HTTP status ${status}.`,
+    init,
+  );
+}
+
+function notFound(
+  operation: ApiOperation,
+  init: { operation: ApiOperation; status: number; code: string | undefined; detail?: string },
+): NotFoundError {
+  const what =
+    operation === "recommend"
+      ? "No active recommendation slot matches this slot key, or the application does not exist. Check slot_key and CRM_APPLICATION_ID."
+      : operation === "get_export_job"
+        ? "The export job (or the application) was not found. Check job_id and CRM_APPLICATION_ID."
+        : operation === "campaign_metrics"
+          ? "The application was not found. Check CRM_APPLICATION_ID."
+          : "The application, campaign or scenario was not found. Check the ID and CRM_APPLICATION_ID.";
+  return new NotFoundError(what, init);
+}
+
+/** Connection-level errors that prove nothing reached the server. */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+export interface TransportContext {
+  operation: ApiOperation;
+  /** The caller's own signal fired. */
+  callerAborted: boolean;
+  /** The overall deadline passed. */
+  deadlineExpired: boolean;
+}
+
+/** Maps a thrown transport error (undici, DNS, socket, abort) to its typed error. */
+export function mapTransportError(error: unknown, context: TransportContext): ApiError {
+  const { operation } = context;
+  const label = operationLabel(operation);
+  const code = errorCode(error);
+  const init = { operation, cause: sanitizeCause(error) };
+  if (context.callerAborted) return new AbortedError(`${label} was cancelled.`, init);
+  if (context.deadlineExpired) {
+    return new TimeoutError(`${label} did not finish before its deadline.`, init);
+  }
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+    return new TimeoutError(
+      `${label} timed out waiting for the service (${code === "UND_ERR_HEADERS_TIMEOUT" ? "no response" : "response stalled"}).`,
+      init,
+    );
+  }
+  const requestSent = code === undefined || !NOT_SENT_CODES.has(code);
+  const why =
+    code === "UND_ERR_CONNECT_TIMEOUT"
+      ? "connecting timed out"
+      : code === "ECONNREFUSED"
+        ? "connection refused"
+        : code === "ENOTFOUND" || code === "EAI_AGAIN"
+          ? "host name not found"
+          : code === "ECONNRESET" || code === "UND_ERR_SOCKET"
+            ? "connection closed by the other side"
+            : "network error";
+  return new NetworkError(`${label} failed: could not reach the service (${why}).`, {
+    ...init,
+    code,
+    requestSent,
+  });
+}
+
+/** The error code of an error or of any error in its cause chain. */
+export function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && isRecord(current); depth++) {
+    if (typeof current.code === "string") return current.code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/**
+ * Keeps a cause for debugging without letting anything secret ride along: only the name, code
+ * and a redacted message survive.
+ */
+function sanitizeCause(error: unknown): Error | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const copy = new Error(redact(error.message));
+  copy.name = error.name;
+  const code = errorCode(error);
+  if (code !== undefined) Object.assign(copy, { code });
+  copy.stack = `${copy.name}: ${copy.message}`;
+  return copy;
+}
+
+function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
