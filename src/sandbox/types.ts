@@ -12,6 +12,19 @@ export interface SandboxOptions {
   now?: string | number;
   /** How long an export job stays in triggered/processing; default 3. */
   jobSeconds?: number;
+  /** Pins the export/metrics secret key (e.g. a canary in tests); default a random `sbx_sk_...`. */
+  secretKey?: string;
+  /** Pins the recommend key; default a random `sbx_live_...`, different from `secretKey`. */
+  recommendSecretKey?: string;
+  /**
+   * Real-time source in epoch ms (default `Date.now`). The sandbox clock is `now` plus the time
+   * elapsed on this clock since start, so tests can advance it to expire download URLs.
+   */
+  clock?: () => number;
+  /** A ready-made world instead of `createWorld({ seed, now })` (tests with hand-made data). */
+  world?: World;
+  /** Where export files are written; default a fresh folder under the OS temp dir, removed on close. */
+  fileDir?: string;
 }
 
 /** The facts printed as the first stdout line of `crm-insights-mcp sandbox` (contract). */

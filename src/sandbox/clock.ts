@@ -1,0 +1,33 @@
+/**
+ * The sandbox clock: "today" is pinned by the `now` option so the data is reproducible, while job
+ * pacing and download-URL expiry still need time to pass. So sandbox time is `now` plus the real
+ * time elapsed since start, read from an injectable source that tests can advance.
+ */
+export interface SandboxClock {
+  /** Sandbox time in epoch ms. */
+  now(): number;
+  /** Sandbox time at start (the world's `now`). */
+  readonly startedAt: number;
+  /** Real milliseconds elapsed since start (drives the recommend cache warm-up). */
+  sinceStart(): number;
+}
+
+export function createSandboxClock(base: number | undefined, real: () => number): SandboxClock {
+  const realStart = real();
+  const startedAt = base ?? realStart;
+  return {
+    startedAt,
+    now: () => startedAt + (real() - realStart),
+    sinceStart: () => real() - realStart,
+  };
+}
+
+/** Reads the `now` option: epoch ms, or an ISO 8601 string (an offset-less one is read as UTC). */
+export function parseNowOption(now: string | number | undefined): number | undefined {
+  if (now === undefined) return undefined;
+  const ms = typeof now === "number" ? now : Date.parse(now);
+  if (!Number.isFinite(ms)) {
+    throw new Error(`Invalid sandbox "now": ${String(now)} (expected ISO 8601 or epoch ms)`);
+  }
+  return ms;
+}

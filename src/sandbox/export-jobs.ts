@@ -1,0 +1,351 @@
+import { randomBytes } from "node:crypto";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { EXPORT_TYPES, type ExportStatus, type ExportType } from "../api/schemas.js";
+import { log } from "../log.js";
+import type { SandboxClock } from "./clock.js";
+import { type SelectedRound, writeCampaignCsv } from "./csv-writer.js";
+import { appDate, exportRange, type ParsedMoment, parseMoment } from "./dates.js";
+import type { UrlSigner } from "./download-urls.js";
+import { errorReply, type JsonReply } from "./http-util.js";
+import { createSlidingWindowLimiter } from "./rate-limit.js";
+import type { SandboxCampaign, World } from "./world/types.js";
+import { writeScenarioXlsx } from "./xlsx-writer.js";
+
+/** Spec 8. */
+export const MAX_EXPORT_SENDS = 2_000_000;
+export const MAX_EXPORT_ROUNDS = 120;
+export const CREATE_LIMIT = 10;
+export const CREATE_WINDOW_MS = 10 * 60 * 1000;
+/** A read that finds the job's time is up waits this long for its file before saying `processing`. */
+const FILE_WAIT_ON_READ_MS = 5_000;
+
+export interface ExportJobsOptions {
+  world: World;
+  clock: SandboxClock;
+  jobSeconds: number;
+  fileDir: string;
+  signer: UrlSigner;
+  /** The application zone's fixed UTC offset, for the CSV's times. */
+  offsetMinutes: number;
+}
+
+interface ProducedFile {
+  path: string;
+  name: string;
+  ext: "csv" | "xlsx";
+  size: number;
+  doneAt: number;
+}
+
+interface JobRecord {
+  id: string;
+  type: ExportType;
+  campaignId?: string;
+  scenarioId?: string;
+  from?: string;
+  to?: string;
+  createdAt: number;
+  /** The `failing_export` campaign: the job ends `failed` when its time is up. */
+  designedToFail: boolean;
+  production?: Promise<void>;
+  file?: ProducedFile;
+  productionFailed: boolean;
+  url?: { url: string; expiresAtMs: number };
+}
+
+export interface DownloadableFile {
+  path: string;
+  size: number;
+  fileName: string;
+  ext: "csv" | "xlsx";
+}
+
+export function createExportJobs(options: ExportJobsOptions) {
+  const { world, clock, signer } = options;
+  const paceMs = Math.max(0, options.jobSeconds) * 1000;
+  const jobs = new Map<string, JobRecord>();
+  const limiter = createSlidingWindowLimiter(CREATE_LIMIT, CREATE_WINDOW_MS);
+  const stop = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+
+  function produce(
+    job: JobRecord,
+    work: (path: string) => Promise<void>,
+    name: string,
+    ext: "csv" | "xlsx",
+  ) {
+    const path = join(options.fileDir, `${job.id}.${ext}`);
+    const started = Date.now();
+    const production = work(path)
+      .then(async () => {
+        const { size } = await stat(path);
+        job.file = { path, name, ext, size, doneAt: clock.now() };
+        log.debug("sandbox export file ready", {
+          job: job.id,
+          bytes: size,
+          ms: Date.now() - started,
+        });
+      })
+      .catch((error: unknown) => {
+        job.productionFailed = true;
+        if (!stop.signal.aborted) {
+          log.warn("sandbox export file failed", { job: job.id, error: String(error) });
+        }
+      });
+    job.production = production;
+    inFlight.add(production);
+    void production.finally(() => inFlight.delete(production));
+  }
+
+  function createCampaignJob(body: Record<string, unknown>): JsonReply {
+    const campaignId = body.campaign_id;
+    if (typeof campaignId !== "string" || campaignId === "") {
+      return errorReply(400, "campaign_id is required (a string) for campaign_event_data");
+    }
+    const dates = readDates(body, false, world.timeZone);
+    if ("error" in dates) return dates.error;
+    const campaign = world.campaign(campaignId);
+    if (campaign === undefined) {
+      return errorReply(400, `Campaign ${campaignId} not found`, "ResourceNotFound");
+    }
+    const { fromMs, toMs } = exportRange(dates.from, dates.to);
+    const selection = selectRounds(campaign, fromMs, toMs);
+    if (selection.sends > MAX_EXPORT_SENDS || selection.sendRounds > MAX_EXPORT_ROUNDS) {
+      return errorReply(
+        400,
+        `The range holds ${selection.sends} sends in ${selection.sendRounds} rounds; at most ${MAX_EXPORT_SENDS} sends and ${MAX_EXPORT_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
+        "LimitExceeded",
+      );
+    }
+    if (selection.rounds.length === 0) {
+      return errorReply(
+        400,
+        "No round in the range has finished its performance aggregation; retry after aggregation.",
+        "ResourceNotReady",
+      );
+    }
+    const limited = acquire();
+    if (limited !== undefined) return limited;
+    const job = newJob("campaign_event_data", dates);
+    job.campaignId = campaignId;
+    job.designedToFail = campaign.role === "failing_export";
+    if (!job.designedToFail) {
+      produce(
+        job,
+        async (path) => {
+          await writeCampaignCsv(world, selection.rounds, path, options.offsetMinutes, stop.signal);
+        },
+        `campaign_event_data_${campaignId}_${job.id}`,
+        "csv",
+      );
+    }
+    return { status: 200, body: view(job, job.createdAt, true) };
+  }
+
+  function createScenarioJob(body: Record<string, unknown>): JsonReply {
+    const scenarioId = body.scenario_id;
+    if (typeof scenarioId !== "string" || scenarioId === "") {
+      return errorReply(400, "scenario_id is required (a string) for scenario_daily_metrics");
+    }
+    const dates = readDates(body, true, world.timeZone);
+    if ("error" in dates) return dates.error;
+    const scenario = world.scenario(scenarioId);
+    if (scenario === undefined) {
+      return errorReply(400, `Scenario ${scenarioId} not found`, "ResourceNotFound");
+    }
+    const limited = acquire();
+    if (limited !== undefined) return limited;
+    const job = newJob("scenario_daily_metrics", dates);
+    job.scenarioId = scenarioId;
+    const fromDate = dates.from === undefined ? "" : appDate(dates.from);
+    const toDate = dates.to === undefined ? "" : appDate(dates.to);
+    produce(
+      job,
+      async (path) => {
+        const reports = world.scenarioReport(scenario, fromDate, toDate);
+        await writeScenarioXlsx(reports, path, { scenarioName: scenario.name, fromDate, toDate });
+      },
+      `scenario_daily_metrics_${scenarioId}_${job.id}`,
+      "xlsx",
+    );
+    return { status: 200, body: view(job, job.createdAt, true) };
+  }
+
+  function acquire(): JsonReply | undefined {
+    const decision = limiter.tryAcquire(clock.now());
+    if (decision.ok) return undefined;
+    return errorReply(
+      429,
+      `Export job creation is limited to ${CREATE_LIMIT} per ${CREATE_WINDOW_MS / 60000} minutes; retry after ${decision.retryAfterSeconds} seconds.`,
+      undefined,
+      { "Retry-After": String(decision.retryAfterSeconds) },
+    );
+  }
+
+  function newJob(type: ExportType, dates: { raw: { from?: string; to?: string } }): JobRecord {
+    const job: JobRecord = {
+      id: randomBytes(12).toString("hex"),
+      type,
+      createdAt: clock.now(),
+      designedToFail: false,
+      productionFailed: false,
+    };
+    if (dates.raw.from !== undefined) job.from = dates.raw.from;
+    if (dates.raw.to !== undefined) job.to = dates.raw.to;
+    jobs.set(job.id, job);
+    return job;
+  }
+
+  /** Status by elapsed time: first half triggered, second half processing, then the outcome. */
+  function statusAt(job: JobRecord, now: number): { status: ExportStatus; since: number } {
+    const elapsed = now - job.createdAt;
+    if (paceMs > 0 && elapsed < paceMs / 2) return { status: "triggered", since: job.createdAt };
+    const processingSince = job.createdAt + paceMs / 2;
+    if (elapsed < paceMs) return { status: "processing", since: processingSince };
+    const dueAt = job.createdAt + paceMs;
+    if (job.designedToFail || job.productionFailed) return { status: "failed", since: dueAt };
+    if (job.file === undefined) return { status: "processing", since: processingSince };
+    return { status: "completed", since: Math.max(dueAt, job.file.doneAt) };
+  }
+
+  function view(job: JobRecord, now: number, justCreated = false): Record<string, unknown> {
+    // Spec 4.2: create answers `triggered` whatever the pacing.
+    const { status, since } = justCreated
+      ? { status: "triggered" as const, since: job.createdAt }
+      : statusAt(job, now);
+    const out: Record<string, unknown> = {
+      _id: job.id,
+      application_id: world.applicationId,
+      type: job.type,
+      status,
+    };
+    if (job.campaignId !== undefined) out.campaign_id = job.campaignId;
+    if (job.scenarioId !== undefined) out.scenario_id = job.scenarioId;
+    if (job.from !== undefined) out.from = job.from;
+    if (job.to !== undefined) out.to = job.to;
+    if (status === "completed" && job.file !== undefined) {
+      // The URL is made when a reader first sees the job completed; later reads repeat it.
+      job.url ??= signer.create(job.id, now);
+      out.file_name = job.file.name;
+      out.file_ext = job.file.ext;
+      out.file_size = job.file.size;
+      out.download_url = job.url.url;
+      out.download_url_expires_at = new Date(job.url.expiresAtMs).toISOString();
+    }
+    out.created_at = new Date(job.createdAt).toISOString();
+    out.updated_at = new Date(since).toISOString();
+    return out;
+  }
+
+  return {
+    create(body: Record<string, unknown>): JsonReply {
+      const type = body.type;
+      if (typeof type !== "string" || !(EXPORT_TYPES as readonly string[]).includes(type)) {
+        return errorReply(400, `type must be one of ${EXPORT_TYPES.join(", ")}`);
+      }
+      return type === "campaign_event_data" ? createCampaignJob(body) : createScenarioJob(body);
+    },
+
+    async get(jobId: string): Promise<JsonReply> {
+      const job = jobs.get(jobId);
+      if (job === undefined) {
+        return errorReply(400, `Export job ${jobId} not found`, "ResourceNotFound");
+      }
+      const now = clock.now();
+      if (now - job.createdAt >= paceMs && job.file === undefined && job.production !== undefined) {
+        // With short pacing (0 in tests) the file may still be being written: wait a little.
+        await waitAtMost(job.production, FILE_WAIT_ON_READ_MS, stop.signal);
+      }
+      return { status: 200, body: view(job, clock.now()) };
+    },
+
+    /** The completed file of a job, for the download route. */
+    file(jobId: string): DownloadableFile | undefined {
+      const file = jobs.get(jobId)?.file;
+      if (file === undefined) return undefined;
+      return { path: file.path, size: file.size, fileName: file.name, ext: file.ext };
+    },
+
+    /** Stops writers and waits for them to let go of their files. */
+    async close(): Promise<void> {
+      stop.abort();
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+export type ExportJobs = ReturnType<typeof createExportJobs>;
+
+interface ReadDates {
+  from?: ParsedMoment;
+  to?: ParsedMoment;
+  raw: { from?: string; to?: string };
+}
+
+function readDates(
+  body: Record<string, unknown>,
+  required: boolean,
+  timeZone: string,
+): ReadDates | { error: JsonReply } {
+  const out: ReadDates = { raw: {} };
+  for (const key of ["from", "to"] as const) {
+    const value = body[key];
+    if (value === undefined || value === null) {
+      if (required) return { error: errorReply(400, `${key} is required (ISO 8601 date)`) };
+      continue;
+    }
+    if (typeof value !== "string") {
+      return { error: errorReply(400, `${key} must be an ISO 8601 string`) };
+    }
+    const parsed = parseMoment(value, timeZone);
+    if (parsed === undefined) {
+      return {
+        error: errorReply(400, `${key} is not a valid ISO 8601 date or date-time: ${value}`),
+      };
+    }
+    out[key] = parsed;
+    out.raw[key] = value;
+  }
+  if (out.from !== undefined && out.to !== undefined && appDate(out.from) > appDate(out.to)) {
+    return { error: errorReply(400, "from must not be after to") };
+  }
+  return out;
+}
+
+interface Selection {
+  rounds: SelectedRound[];
+  sends: number;
+  sendRounds: number;
+}
+
+/**
+ * Spec 4.2 rules 2 and 4: rounds by scheduled send time, aggregated ones only. For the limits the
+ * send groups count as separate rounds; a control group sends nothing, so it adds neither sends nor
+ * a round (its `control_assigned` rows are still written).
+ */
+function selectRounds(campaign: SandboxCampaign, fromMs: number, toMs: number): Selection {
+  const selection: Selection = { rounds: [], sends: 0, sendRounds: 0 };
+  for (const task of campaign.tasks) {
+    if (task.scheduled_at < fromMs || task.scheduled_at >= toMs || !task.aggregated) continue;
+    for (const round of task.rounds) {
+      selection.rounds.push({ task, round });
+      if (!round.isControl) {
+        selection.sends += round.records;
+        selection.sendRounds += 1;
+      }
+    }
+  }
+  return selection;
+}
+
+async function waitAtMost(work: Promise<void>, ms: number, stopSignal: AbortSignal): Promise<void> {
+  const timer = new AbortController();
+  const sleeping = sleep(ms, undefined, { signal: AbortSignal.any([timer.signal, stopSignal]) });
+  try {
+    await Promise.race([work, sleeping.catch(() => undefined)]);
+  } finally {
+    timer.abort();
+  }
+}

@@ -1,0 +1,46 @@
+import type { FaultAction, FaultInjector, FaultRule, SandboxOperation } from "./types.js";
+
+const OPERATIONS: readonly SandboxOperation[] = [
+  "recommend",
+  "create_export_job",
+  "get_export_job",
+  "campaign_metrics",
+  "download",
+];
+
+export interface ServerFaults extends FaultInjector {
+  /** Counts the request and returns the action of the first matching rule, consuming one use. */
+  take(operation: SandboxOperation): FaultAction | undefined;
+}
+
+/** Rules apply in injection order; each applies to `times` matching requests (default 1). */
+export function createFaultInjector(): ServerFaults {
+  const rules: Array<{ operation: SandboxOperation; action: FaultAction; left: number }> = [];
+  const counts = Object.fromEntries(OPERATIONS.map((op) => [op, 0])) as Record<
+    SandboxOperation,
+    number
+  >;
+  return {
+    inject(rule: FaultRule): void {
+      const times = rule.times ?? 1;
+      if (!Number.isInteger(times) || times < 1)
+        throw new Error("times must be a positive integer");
+      rules.push({ operation: rule.operation, action: rule.action, left: times });
+    },
+    clear(): void {
+      rules.length = 0;
+    },
+    get requestCounts(): Readonly<Record<SandboxOperation, number>> {
+      return { ...counts };
+    },
+    take(operation: SandboxOperation): FaultAction | undefined {
+      counts[operation] += 1;
+      const index = rules.findIndex((rule) => rule.operation === operation);
+      const rule = rules[index];
+      if (rule === undefined) return undefined;
+      rule.left -= 1;
+      if (rule.left <= 0) rules.splice(index, 1);
+      return rule.action;
+    },
+  };
+}

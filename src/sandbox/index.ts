@@ -1,0 +1,112 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DateTime } from "luxon";
+import { log } from "../log.js";
+import { registerSecret } from "../redact.js";
+import { createSandboxClock, parseNowOption } from "./clock.js";
+import { createUrlSigner } from "./download-urls.js";
+import { createExportJobs } from "./export-jobs.js";
+import { createFaultInjector } from "./faults.js";
+import { createRequestHandler } from "./server.js";
+import type { RunningSandbox, SandboxInfo, SandboxOptions } from "./types.js";
+import type { World, WorldOptions } from "./world/types.js";
+
+export type * from "./types.js";
+
+const DEFAULT_SEED = 42;
+const DEFAULT_JOB_SECONDS = 3;
+
+/**
+ * Starts the sandbox service on a loopback port: the four endpoints of spec 4 over the synthetic
+ * world, plus `/downloads/...` for export files. Resolves once it listens.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const realClock = options.clock ?? Date.now;
+  const clock = createSandboxClock(parseNowOption(options.now), realClock);
+  const seed = options.seed ?? DEFAULT_SEED;
+  const jobSeconds = options.jobSeconds ?? DEFAULT_JOB_SECONDS;
+  if (!Number.isFinite(jobSeconds) || jobSeconds < 0) throw new Error("jobSeconds must be >= 0");
+  const world = options.world ?? (await loadWorld({ seed, now: clock.startedAt }));
+
+  const secretKey = options.secretKey ?? `sbx_sk_${randomBytes(18).toString("hex")}`;
+  let recommendKey = options.recommendSecretKey ?? `sbx_live_${randomBytes(18).toString("hex")}`;
+  if (options.recommendSecretKey === undefined && recommendKey === secretKey) {
+    recommendKey = `sbx_live_${randomBytes(18).toString("hex")}`;
+  }
+  registerSecret(secretKey);
+  registerSecret(recommendKey);
+
+  const ownDir = options.fileDir === undefined;
+  const fileDir = options.fileDir ?? (await mkdtemp(join(tmpdir(), "crm-sandbox-")));
+  const faults = createFaultInjector();
+
+  // The base URL is known only once the port is; the signer reads it lazily through this box.
+  const base = { url: "" };
+  const signer = createUrlSigner(() => base.url);
+  const jobs = createExportJobs({
+    world,
+    clock,
+    jobSeconds,
+    fileDir,
+    signer,
+    offsetMinutes: DateTime.fromMillis(clock.startedAt, { zone: world.timeZone }).offset,
+  });
+  const server = createServer(
+    createRequestHandler({ world, clock, secretKey, recommendKey, faults, jobs, signer }),
+  );
+  // Idle keep-alive sockets must not hold close() up.
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  base.url = `http://${urlHost(server.address() as AddressInfo)}`;
+
+  const info: SandboxInfo = {
+    base_url: base.url,
+    realtime_base_url: base.url,
+    application_id: world.applicationId,
+    secret_key: secretKey,
+    recommend_secret_key: recommendKey,
+    campaign_ids: world.campaigns.map((campaign) => campaign._id),
+    scenario_ids: world.scenarios.map((scenario) => scenario._id),
+    slot_keys: world.slots.map((slot) => slot.key),
+  };
+  log.info("sandbox listening", { base_url: base.url, seed, jobSeconds });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await jobs.close();
+      await closed;
+      if (ownDir) await rm(fileDir, { recursive: true, force: true });
+    })();
+    return closing;
+  };
+
+  return { ...info, info, world, faults, close };
+}
+
+function urlHost(address: AddressInfo): string {
+  const host = address.address;
+  if (host === "0.0.0.0" || host === "::") return `127.0.0.1:${address.port}`;
+  return address.family === "IPv6" ? `[${host}]:${address.port}` : `${host}:${address.port}`;
+}
+
+/** Loaded on demand so a caller passing its own world never pays for building one. */
+async function loadWorld(options: WorldOptions): Promise<World> {
+  // A non-literal specifier while the world module is being written in parallel.
+  const specifier = "./world/index.js";
+  const mod = (await import(specifier)) as { createWorld: (o: WorldOptions) => World };
+  return mod.createWorld(options);
+}

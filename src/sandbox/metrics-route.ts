@@ -1,0 +1,45 @@
+import { SCHEDULE_TYPES, type ScheduleType } from "../api/schemas.js";
+import { metricsWindow, parseMoment } from "./dates.js";
+import { errorReply, type JsonReply } from "./http-util.js";
+import type { World } from "./world/types.js";
+
+/** Spec 8: at most 180 days between task_from and task_to (after reading both as instants). */
+export const MAX_METRICS_WINDOW_MS = 180 * 24 * 60 * 60 * 1000;
+
+/**
+ * Spec 4.4. Its error statuses are not shown; they follow the export endpoints' style: 400
+ * without a code for a missing or malformed parameter, 400 `InvalidParameter` for a well-formed
+ * window the service refuses (over 180 days, or task_from not before task_to).
+ */
+export function campaignMetrics(world: World, query: URLSearchParams): JsonReply {
+  const rawFrom = query.get("task_from");
+  const rawTo = query.get("task_to");
+  if (rawFrom === null || rawFrom === "" || rawTo === null || rawTo === "") {
+    return errorReply(400, "task_from and task_to are required (ISO 8601 or YYYY-MM-DD)");
+  }
+  const from = parseMoment(rawFrom, world.timeZone);
+  const to = parseMoment(rawTo, world.timeZone);
+  if (from === undefined)
+    return errorReply(400, `task_from is not ISO 8601 or YYYY-MM-DD: ${rawFrom}`);
+  if (to === undefined) return errorReply(400, `task_to is not ISO 8601 or YYYY-MM-DD: ${rawTo}`);
+  const rawType = query.get("campaign_schedule_type");
+  let scheduleType: ScheduleType | undefined;
+  if (rawType !== null && rawType !== "") {
+    if (!(SCHEDULE_TYPES as readonly string[]).includes(rawType)) {
+      return errorReply(400, `campaign_schedule_type must be one of ${SCHEDULE_TYPES.join(", ")}`);
+    }
+    scheduleType = rawType as ScheduleType;
+  }
+  const { fromMs, toMs } = metricsWindow(from, to);
+  if (fromMs >= toMs) {
+    return errorReply(400, "task_from must be before task_to", "InvalidParameter");
+  }
+  if (toMs - fromMs > MAX_METRICS_WINDOW_MS) {
+    return errorReply(
+      400,
+      "The window between task_from and task_to is over 180 days; split it into several queries.",
+      "InvalidParameter",
+    );
+  }
+  return { status: 200, body: world.campaignMetrics(fromMs, toMs, scheduleType) };
+}

@@ -1,0 +1,89 @@
+import ExcelJS from "exceljs";
+import { SCENARIO_METRIC_COLUMNS, SCENARIO_SUMMARY_LEAD_COLUMNS } from "../api/schemas.js";
+import type { ScenarioNode, ScenarioNodeReport } from "./world/types.js";
+
+/**
+ * Writes the scenario XLSX of spec 2.5 with exceljs's streaming writer (rows are committed as
+ * they are added, so only the current row is held).
+ *
+ * Layout (the spec leaves title rows open; real console exports carry them, and readers find the
+ * header row by its content):
+ * - summary sheet `요약`, first: row 1 a title, row 2 the header (`#`, `채널`, `A/B 테스트 분기`,
+ *   `메시지 노드 ID` and the 15 metric columns), then one row per message node in flow order;
+ * - one daily sheet per node named `#N 채널[ 분기]`: row 1 a title, row 2 the node ID alone in
+ *   column A, row 3 the header (`날짜` and the metric columns), then one row per day with sends.
+ */
+
+export const SUMMARY_SHEET_NAME = "요약";
+const MAX_SHEET_NAME = 31;
+const FORBIDDEN_IN_SHEET_NAME = /[[\]:*?/\\]/g;
+
+/** `#1 알림톡`, `#3 친구톡 B·A`: spec 2.5, cut to Excel's 31 characters without `[]:*?/\`. */
+export function dailySheetName(node: ScenarioNode): string {
+  const raw = `#${node.number} ${node.channel}${node.branch === "" ? "" : ` ${node.branch}`}`;
+  return Array.from(raw.replace(FORBIDDEN_IN_SHEET_NAME, " ").trim())
+    .slice(0, MAX_SHEET_NAME)
+    .join("");
+}
+
+export interface ScenarioXlsxMeta {
+  scenarioName: string;
+  fromDate: string;
+  toDate: string;
+}
+
+export async function writeScenarioXlsx(
+  reports: readonly ScenarioNodeReport[],
+  path: string,
+  meta: ScenarioXlsxMeta,
+): Promise<void> {
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    filename: path,
+    useSharedStrings: false,
+    useStyles: false,
+  });
+  const period = `${meta.fromDate} ~ ${meta.toDate}`;
+
+  const summary = workbook.addWorksheet(SUMMARY_SHEET_NAME);
+  summary.addRow([`${meta.scenarioName} 일별 성과 요약 (${period})`]).commit();
+  summary.addRow([...SCENARIO_SUMMARY_LEAD_COLUMNS, ...SCENARIO_METRIC_COLUMNS]).commit();
+  for (const { node, summary: totals } of reports) {
+    summary
+      .addRow([
+        node.number,
+        node.channel,
+        node.branch,
+        node.node_id,
+        ...SCENARIO_METRIC_COLUMNS.map((column) => totals[column]),
+      ])
+      .commit();
+  }
+  summary.commit();
+
+  const used = new Set<string>([SUMMARY_SHEET_NAME]);
+  for (const { node, days } of reports) {
+    const name = uniqueName(dailySheetName(node), used);
+    const sheet = workbook.addWorksheet(name);
+    sheet.addRow([`${name} 일별 성과 (${period})`]).commit();
+    sheet.addRow([node.node_id]).commit();
+    sheet.addRow(["날짜", ...SCENARIO_METRIC_COLUMNS]).commit();
+    for (const day of days) {
+      sheet.addRow([day.date, ...SCENARIO_METRIC_COLUMNS.map((c) => day.metrics[c])]).commit();
+    }
+    sheet.commit();
+  }
+  await workbook.commit();
+}
+
+/** Flow numbers make names unique; this only guards against two nodes cut to the same 31 chars. */
+function uniqueName(name: string, used: Set<string>): string {
+  let candidate = name;
+  for (let n = 2; used.has(candidate); n += 1) {
+    const suffix = `(${n})`;
+    candidate = `${Array.from(name)
+      .slice(0, MAX_SHEET_NAME - suffix.length)
+      .join("")}${suffix}`;
+  }
+  used.add(candidate);
+  return candidate;
+}
