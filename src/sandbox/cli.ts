@@ -1,5 +1,111 @@
-// Placeholder until this entry is implemented.
-export async function runSandboxCommand(_args: string[]): Promise<number> {
-  process.stderr.write("not implemented yet\n");
-  return 1;
+import { log } from "../log.js";
+import { startSandbox } from "./index.js";
+import type { SandboxOptions } from "./types.js";
+
+const USAGE =
+  "Usage: crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]";
+
+export class SandboxArgsError extends Error {}
+
+/** Parses the contract's flags (`--flag value` or `--flag=value`); throws SandboxArgsError. */
+export function parseSandboxArgs(args: readonly string[]): SandboxOptions {
+  const options: SandboxOptions = {};
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] ?? "";
+    const eq = arg.indexOf("=");
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    const takeValue = (): string => {
+      if (eq >= 0) return arg.slice(eq + 1);
+      const value = args[i + 1];
+      if (value === undefined || value.startsWith("--")) {
+        throw new SandboxArgsError(`${flag} needs a value`);
+      }
+      i += 1;
+      return value;
+    };
+    switch (flag) {
+      case "--port": {
+        const value = takeValue();
+        const port = Number(value);
+        if (!/^\d+$/.test(value) || port > 65535) {
+          throw new SandboxArgsError(`--port must be an integer from 0 to 65535, got "${value}"`);
+        }
+        options.port = port;
+        break;
+      }
+      case "--host": {
+        const value = takeValue();
+        if (value === "") throw new SandboxArgsError("--host must not be empty");
+        options.host = value;
+        break;
+      }
+      case "--seed": {
+        const value = takeValue();
+        if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+          throw new SandboxArgsError(`--seed must be an integer, got "${value}"`);
+        }
+        options.seed = Number(value);
+        break;
+      }
+      case "--now": {
+        const value = takeValue();
+        if (
+          !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ||
+          Number.isNaN(Date.parse(value))
+        ) {
+          throw new SandboxArgsError(
+            `--now must be an ISO 8601 date or date-time like 2024-06-15T09:00:00+09:00, got "${value}"`,
+          );
+        }
+        options.now = value;
+        break;
+      }
+      case "--job-seconds": {
+        const value = takeValue();
+        const seconds = Number(value);
+        if (value.trim() === "" || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600) {
+          throw new SandboxArgsError(
+            `--job-seconds must be a number from 0 to 3600, got "${value}"`,
+          );
+        }
+        options.jobSeconds = seconds;
+        break;
+      }
+      case "--help":
+      case "-h":
+        throw new SandboxArgsError("help");
+      default:
+        throw new SandboxArgsError(`Unknown argument "${arg}"`);
+    }
+  }
+  return options;
+}
+
+/**
+ * `crm-insights-mcp sandbox`: prints the SandboxInfo JSON as the first stdout line (contract),
+ * logs on stderr, serves until SIGINT/SIGTERM, then closes and resolves 0.
+ */
+export async function runSandboxCommand(args: string[]): Promise<number> {
+  let options: SandboxOptions;
+  try {
+    options = parseSandboxArgs(args);
+  } catch (error) {
+    if (!(error instanceof SandboxArgsError)) throw error;
+    if (error.message === "help") {
+      process.stderr.write(`${USAGE}\n`);
+      return 0;
+    }
+    process.stderr.write(`crm-insights-mcp sandbox: ${error.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const sandbox = await startSandbox(options);
+  process.stdout.write(`${JSON.stringify(sandbox.info)}\n`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  log.info("sandbox stopping", { signal });
+  await sandbox.close();
+  return 0;
 }
