@@ -49,8 +49,8 @@ export interface ApiClientExtras {
 export function createApiClient(options: ApiClientOptions & ApiClientExtras): ApiClient {
   registerSecret(options.secretKey);
   registerSecret(options.recommendSecretKey);
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const timeouts = withDefaults(DEFAULT_TIMEOUTS, options.timeouts);
+  const policy: RetryPolicy = withDefaults(DEFAULT_RETRY_POLICY, options.retry);
   const dispatcher = new Agent({
     connect: { timeout: timeouts.connectMs },
     headersTimeout: timeouts.headersMs,
@@ -207,6 +207,21 @@ export function apiClientOptionsFromConfig(
     retry: overrides.retry,
     now: overrides.now,
   };
+}
+
+/** Spread that ignores explicit `undefined`s and nonsense numbers (an undefined attempt count would loop forever). */
+function withDefaults<T extends Record<string, number>>(
+  defaults: T,
+  given: Partial<Record<keyof T, number | undefined>> | undefined,
+): T {
+  const merged = { ...defaults };
+  for (const key of Object.keys(defaults) as (keyof T)[]) {
+    const value = given?.[key];
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) {
+      merged[key] = value as T[keyof T];
+    }
+  }
+  return merged;
 }
 
 function trimSlash(url: string): string {
