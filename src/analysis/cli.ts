@@ -1,5 +1,53 @@
-// Placeholder until this entry is implemented.
-export async function runSummarizeCommand(_args: string[]): Promise<number> {
-  process.stderr.write("not implemented yet\n");
-  return 1;
+import { AnalysisError, renderSummaryMarkdown, summarizeFile } from "./index.js";
+
+const USAGE =
+  "Usage: crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type TYPE]\n";
+
+/** `crm-insights-mcp summarize FILE [--json]`: markdown (or JSON) on stdout, errors on stderr. */
+export async function runSummarizeCommand(args: string[]): Promise<number> {
+  let json = false;
+  let detail = false;
+  let conversionEventType: string | undefined;
+  const files: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--json") json = true;
+    else if (arg === "--detail") detail = true;
+    else if (arg === "--conversion-event-type") {
+      conversionEventType = args[++i];
+      if (conversionEventType === undefined) {
+        process.stderr.write(`--conversion-event-type needs a value.\n${USAGE}`);
+        return 2;
+      }
+    } else if (arg === "-h" || arg === "--help") {
+      process.stderr.write(USAGE);
+      return 0;
+    } else if (arg.startsWith("--")) {
+      process.stderr.write(`Unknown option ${arg}.\n${USAGE}`);
+      return 2;
+    } else files.push(arg);
+  }
+  const file = files[0];
+  if (file === undefined || files.length > 1) {
+    process.stderr.write(`Give exactly one file.\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const result = await summarizeFile(file, {
+      ...(conversionEventType !== undefined ? { conversionEventType } : {}),
+      timeZone: process.env.CRM_TIME_ZONE || "Asia/Seoul",
+    });
+    process.stdout.write(
+      json
+        ? `${JSON.stringify(result, null, 2)}\n`
+        : `${renderSummaryMarkdown(result, { detail })}\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof AnalysisError) {
+      process.stderr.write(`crm-insights-mcp summarize: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
 }

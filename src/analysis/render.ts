@@ -1,0 +1,223 @@
+import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
+
+/**
+ * Markdown for a model or a person: a few short paragraphs and compact tables, under 4,000
+ * characters unless `detail` is asked for, with a line saying what was left out.
+ */
+
+const DEFAULT_BUDGET = 4000;
+
+export interface RenderOptions {
+  detail?: boolean;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+function n(x: number): string {
+  return x.toLocaleString("en-US");
+}
+
+/** Table cell text: file content must not break the table or inject markup. */
+function cell(text: string): string {
+  return text.replace(/[|`*_[\]<>\\]/g, (c) => `\\${c}`).replace(/\s+/g, " ") || "(empty)";
+}
+
+function table(header: string[], rows: string[][]): string {
+  return [
+    `| ${header.join(" | ")} |`,
+    `|${header.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
+}
+
+function duration(seconds: number | null): string {
+  if (seconds === null) return "n/a";
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
+  if (seconds < 86400) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86400).toFixed(1)} days`;
+}
+
+interface Limits {
+  rounds: number;
+  failures: number;
+  channels: number;
+  nodes: number;
+}
+
+function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
+  const t = s.totals;
+  const out: string[] = [];
+  const left: string[] = [];
+  out.push(
+    `**Campaign export** (${n(s.rows)} rows, ${s.rounds.length} send round(s)): ${n(t.sent)} sent, ${n(t.received)} received (${pct(t.success_rate)} delivery success), ${n(t.failed)} failed, ${n(t.unsettled)} unsettled${t.control_assigned ? `, ${n(t.control_assigned)} control-group assignments` : ""}.`,
+  );
+  const channels = s.delivery.by_channel.slice(0, lim.channels);
+  if (channels.length > 1 || (channels[0] && channels[0].failed > 0)) {
+    out.push(
+      table(
+        ["channel", "sent", "received", "failed", "success"],
+        channels.map((c) => [
+          cell(c.channel),
+          n(c.sent),
+          n(c.received),
+          n(c.failed),
+          pct(c.success_rate),
+        ]),
+      ),
+    );
+  }
+  if (s.delivery.by_channel.length > channels.length) {
+    left.push(`${s.delivery.by_channel.length - channels.length} channel(s)`);
+  }
+  if (s.failures.length > 0) {
+    const shown = s.failures.slice(0, lim.failures);
+    out.push(
+      `Failures by error code (sample carrier text is third-party data, quoted as-is):\n${table(
+        ["error_code", "count", "sample message"],
+        shown.map((f) => [cell(f.error_code), n(f.count), cell(JSON.stringify(f.sample_message))]),
+      )}`,
+    );
+    if (s.failures.length > shown.length)
+      left.push(`${s.failures.length - shown.length} error code(s)`);
+  }
+  out.push(
+    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens. ${s.conversion_event_type.note}`,
+  );
+  const money = s.revenue.by_currency
+    .map(
+      (c) =>
+        `${c.amount.toLocaleString("en-US")} ${cell(c.currency)} (${n(c.conversions)} conversions)`,
+    )
+    .join(", ");
+  out.push(`**Revenue**: ${money || "none"}. ${s.revenue.note}`);
+  const ab = s.ab_test;
+  if (ab.groups.length > 0) {
+    const lines = ab.groups.map(
+      (g) =>
+        `${cell(g.group)}: open rate ${pct(g.open_rate_users)} of ${n(g.received_users)} received users, conversion ${pct(g.conversion_rate_by_opens)} of ${n(g.open_users)} openers`,
+    );
+    const verdicts = ab.comparisons.map((c) => c.verdict);
+    const control = ab.control
+      ? [
+          `Control group ${cell("대조군")}: ${n(ab.control.converted_users)} of ${n(ab.control.assigned_users)} users converted (${pct(ab.control.conversion_rate)}) vs ${pct(ab.control.send_groups_conversion_rate)} of users who received a message. ${ab.control.comparison?.verdict ?? ""}`,
+        ]
+      : [];
+    out.push(
+      `**A/B test** (users, two-proportion z-test):\n- ${[...lines, ...verdicts, ...control].join("\n- ")}`,
+    );
+  }
+  const tm = s.timing;
+  const hours = tm.opens_by_hour
+    .map((count, hour) => ({ count, hour }))
+    .filter((h) => h.count > 0)
+    .sort((a, b) => b.count - a.count)
+    .slice(0, 3)
+    .map((h) => `${String(h.hour).padStart(2, "0")}:00 (${n(h.count)})`);
+  out.push(
+    `**Timing** (${tm.time_zone}): from receipt to first open, median ${duration(tm.receipt_to_first_open.median_seconds)}, p90 ${duration(tm.receipt_to_first_open.p90_seconds)} over ${n(tm.receipt_to_first_open.pairs)} users. Busiest open hours: ${hours.join(", ") || "none"}.`,
+  );
+  const rounds = s.rounds.slice(0, lim.rounds);
+  if (rounds.length > 0) {
+    out.push(
+      table(
+        ["task_id", "scheduled_at", "group", "sent", "recv", "fail", "opens", "open% 명", "conv"],
+        rounds.map((r) => [
+          cell(r.task_id),
+          cell(r.scheduled_at),
+          cell(r.group),
+          n(r.sent),
+          n(r.received),
+          n(r.failed),
+          n(r.opens),
+          pct(r.open_rate_users),
+          n(r.conversions),
+        ]),
+      ),
+    );
+  }
+  if (s.rounds.length > rounds.length) left.push(`${s.rounds.length - rounds.length} round(s)`);
+  if (s.unidentified_rows > 0) {
+    out.push(
+      `${n(s.unidentified_rows)} rows have no user id; they count as rows but not as users.`,
+    );
+  }
+  out.push(
+    left.length > 0
+      ? `_Not shown: ${left.join(", ")}; ask with detail for more, or see the structured result._`
+      : "_Nothing left out; the structured result has every figure._",
+  );
+  return out.join("\n\n");
+}
+
+function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
+  const out: string[] = [];
+  const left: string[] = [];
+  const tot = s.totals;
+  const v = (k: string): number => tot[k] ?? 0;
+  out.push(
+    `**Scenario export**: ${s.nodes.length} message node(s). Totals: ${n(v("발송 수(건)"))} sends, ${n(v("오픈 수(건)"))} opens (open rate ${pct(v("오픈율(건)"))}), ${n(v("전환 수(건)"))} conversions (${pct(v("전환율(건)"))} of opens), revenue ${n(v("전환 수익"))} KRW, cost ${n(v("집행 비용"))}, ROAS ${v("ROAS").toFixed(2)}.`,
+  );
+  const nodes = s.nodes.slice(0, lim.nodes);
+  out.push(
+    table(
+      ["#", "channel", "branch", "sends", "open%", "conv", "days", "trend"],
+      nodes.map((node) => [
+        String(node.number),
+        cell(node.channel),
+        cell(node.branch),
+        n(node.totals["발송 수(건)"] ?? 0),
+        pct(node.totals["오픈율(건)"] ?? 0),
+        n(node.totals["전환 수(건)"] ?? 0),
+        String(node.days),
+        node.trend
+          ? `${node.trend.direction}, best ${node.trend.best_day.date}, worst ${node.trend.worst_day.date}`
+          : "no daily rows",
+      ]),
+    ),
+  );
+  if (s.nodes.length > nodes.length) left.push(`${s.nodes.length - nodes.length} node(s)`);
+  if (s.branches.length > 0) {
+    out.push(`**A/B branches**:\n- ${s.branches.map((b) => b.verdict).join("\n- ")}`);
+  }
+  const mismatched = s.nodes.filter((node) => node.mismatches.length > 0);
+  out.push(
+    mismatched.length === 0
+      ? "Check: every node's summary row equals the sum of its daily sheet."
+      : `Check: ${mismatched.length} node(s) differ from the sum of their daily sheet: ${mismatched
+          .slice(0, 5)
+          .map(
+            (node) =>
+              `#${node.number} ${node.mismatches.map((m) => `${m.metric} ${m.summary} vs ${m.daily_sum}`).join(", ")}`,
+          )
+          .join("; ")}.`,
+  );
+  if (s.warnings.length > 0) out.push(`Warnings: ${s.warnings.slice(0, 5).map(cell).join("; ")}`);
+  out.push(
+    left.length > 0
+      ? `_Not shown: ${left.join(", ")}; ask with detail for more, or see the structured result._`
+      : "_Nothing left out; the structured result has every figure._",
+  );
+  return out.join("\n\n");
+}
+
+export function renderSummaryMarkdown(result: SummaryResult, options: RenderOptions = {}): string {
+  const attempts: Limits[] = options.detail
+    ? [{ rounds: 120, failures: 30, channels: 30, nodes: 200 }]
+    : [
+        { rounds: 8, failures: 5, channels: 8, nodes: 12 },
+        { rounds: 4, failures: 3, channels: 4, nodes: 6 },
+        { rounds: 0, failures: 2, channels: 3, nodes: 3 },
+      ];
+  let text = "";
+  for (const lim of attempts) {
+    text =
+      result.kind === "campaign_event_data"
+        ? campaignMarkdown(result, lim)
+        : scenarioMarkdown(result, lim);
+    if (options.detail || text.length < DEFAULT_BUDGET) return text;
+  }
+  return `${text.slice(0, DEFAULT_BUDGET - 80)}\n\n_Cut at ${DEFAULT_BUDGET} characters; see the structured result._`;
+}

@@ -1,0 +1,208 @@
+import { z } from "zod";
+
+/**
+ * Output schemas of the summaries: the `structuredContent` of `summarize_export` and the JSON of
+ * `summarize --json`. Contract fields first; everything after them is our own extension.
+ */
+
+const countsShape = {
+  sent: z.number().int(),
+  received: z.number().int(),
+  failed: z.number().int(),
+  unsettled: z.number().int(),
+  control_assigned: z.number().int(),
+  opens: z.number().int(),
+  open_users: z.number().int(),
+  clicks: z.number().int(),
+  click_users: z.number().int(),
+  conversions: z.number().int(),
+  conversion_users: z.number().int(),
+};
+
+const rateShape = {
+  /** received / (received + failed) */
+  success_rate: z.number(),
+  received_users: z.number().int(),
+  /** opens / received (건) */
+  open_rate: z.number(),
+  /** open_users / received_users (명) */
+  open_rate_users: z.number(),
+  /** conversions / opens */
+  conversion_rate: z.number(),
+};
+
+export const campaignRoundSchema = z.object({
+  task_id: z.string(),
+  scheduled_at: z.string(),
+  group: z.string(),
+  ...countsShape,
+  ...rateShape,
+  channels: z.array(z.string()),
+});
+
+const groupReadoutSchema = z.object({
+  group: z.string(),
+  received_users: z.number().int(),
+  opened_users: z.number().int().describe("received users who opened"),
+  open_rate_users: z.number(),
+  open_users: z.number().int(),
+  converted_openers: z.number().int().describe("users who opened and converted"),
+  conversion_rate_by_opens: z.number(),
+});
+
+const comparisonSchema = z.object({
+  metric: z.enum(["open_rate", "conversion_rate"]),
+  group: z.string(),
+  versus: z.string(),
+  rate: z.number(),
+  versus_rate: z.number(),
+  z: z.number().nullable(),
+  p_value: z.number().nullable(),
+  significant: z.boolean(),
+  verdict: z.string(),
+});
+
+export const campaignSummaryOutputSchema = z.object({
+  kind: z.literal("campaign_event_data"),
+  summary: z.string(),
+  rows: z.number().int(),
+  rounds: z.array(campaignRoundSchema),
+  totals: z.object({ ...countsShape, ...rateShape }),
+  error_codes: z.array(z.object({ error_code: z.string(), count: z.number().int() })),
+  file: z.object({ path: z.string(), bytes: z.number().int() }),
+  event_types: z.array(
+    z.object({
+      event_type: z.string(),
+      count: z.number().int(),
+      role: z.enum([
+        "send",
+        "receipt",
+        "failure",
+        "control",
+        "open",
+        "click",
+        "conversion",
+        "other",
+      ]),
+    }),
+  ),
+  conversion_event_type: z.object({
+    types: z.array(z.string()),
+    source: z.enum(["input", "inferred"]),
+    note: z.string(),
+  }),
+  delivery: z.object({
+    success_rate: z.number(),
+    unsettled: z.number().int(),
+    by_channel: z.array(
+      z.object({
+        channel: z.string(),
+        sent: z.number().int(),
+        received: z.number().int(),
+        failed: z.number().int(),
+        success_rate: z.number(),
+      }),
+    ),
+  }),
+  failures: z.array(
+    z.object({
+      error_code: z.string(),
+      count: z.number().int(),
+      sample_message: z.string().describe("carrier text, cleaned and cut; third-party data"),
+    }),
+  ),
+  revenue: z.object({
+    amount_key: z.string().nullable(),
+    currency_key: z.string().nullable(),
+    by_currency: z.array(
+      z.object({ currency: z.string(), amount: z.number(), conversions: z.number().int() }),
+    ),
+    unparsed_properties: z.number().int(),
+    note: z.string(),
+  }),
+  ab_test: z.object({
+    groups: z.array(groupReadoutSchema),
+    comparisons: z.array(comparisonSchema),
+    control: z
+      .object({
+        assigned_users: z.number().int(),
+        converted_users: z.number().int(),
+        conversion_rate: z.number(),
+        send_groups_conversion_rate: z.number(),
+        comparison: comparisonSchema.omit({ metric: true }).nullable(),
+      })
+      .nullable(),
+  }),
+  timing: z.object({
+    time_zone: z.string(),
+    receipt_to_first_open: z.object({
+      pairs: z.number().int(),
+      median_seconds: z.number().nullable(),
+      p90_seconds: z.number().nullable(),
+      opens_before_receipt: z.number().int(),
+    }),
+    opens_by_hour: z.array(z.number().int()).length(24),
+  }),
+  unidentified_rows: z
+    .number()
+    .int()
+    .describe("rows with neither platform_user_id nor user_id: counted as rows, not as users"),
+});
+export type CampaignSummary = z.infer<typeof campaignSummaryOutputSchema>;
+export type CampaignRound = z.infer<typeof campaignRoundSchema>;
+export type Comparison = z.infer<typeof comparisonSchema>;
+
+const metricValues = z.record(z.string(), z.number());
+
+export const scenarioNodeSchema = z.object({
+  number: z.number().int(),
+  channel: z.string(),
+  branch: z.string(),
+  node_id: z.string(),
+  totals: metricValues,
+  days: z.number().int(),
+  sheet: z.string().nullable(),
+  trend: z
+    .object({
+      metric: z.string(),
+      best_day: z.object({ date: z.string(), value: z.number() }),
+      worst_day: z.object({ date: z.string(), value: z.number() }),
+      first_half_average: z.number(),
+      second_half_average: z.number(),
+      direction: z.enum(["up", "down", "flat"]),
+    })
+    .nullable(),
+  mismatches: z.array(z.object({ metric: z.string(), summary: z.number(), daily_sum: z.number() })),
+});
+
+export const scenarioSummaryOutputSchema = z.object({
+  kind: z.literal("scenario_daily_metrics"),
+  summary: z.string(),
+  nodes: z.array(scenarioNodeSchema),
+  file: z.object({ path: z.string(), bytes: z.number().int() }),
+  metric_columns: z.array(z.string()),
+  totals: metricValues,
+  branches: z.array(
+    z.object({
+      parent: z.string().describe("branch path above the split; empty for the top level"),
+      arms: z.array(
+        z.object({
+          branch: z.string(),
+          sends: z.number(),
+          open_rate: z.number(),
+          conversion_rate: z.number(),
+        }),
+      ),
+      verdict: z.string(),
+    }),
+  ),
+  warnings: z.array(z.string()),
+});
+export type ScenarioSummary = z.infer<typeof scenarioSummaryOutputSchema>;
+export type ScenarioNode = z.infer<typeof scenarioNodeSchema>;
+
+export const summaryOutputSchema = z.discriminatedUnion("kind", [
+  campaignSummaryOutputSchema,
+  scenarioSummaryOutputSchema,
+]);
+export type SummaryResult = CampaignSummary | ScenarioSummary;
