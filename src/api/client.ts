@@ -210,9 +210,9 @@ export function apiClientOptionsFromConfig(
 }
 
 /** Spread that ignores explicit `undefined`s and nonsense numbers (an undefined attempt count would loop forever). */
-function withDefaults<T extends Record<string, number>>(
+function withDefaults<T extends { [K in keyof T]: number }>(
   defaults: T,
-  given: Partial<Record<keyof T, number | undefined>> | undefined,
+  given: { [K in keyof T]?: number | undefined } | undefined,
 ): T {
   const merged = { ...defaults };
   for (const key of Object.keys(defaults) as (keyof T)[]) {
