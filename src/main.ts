@@ -1,5 +1,54 @@
-// Placeholder until this entry is implemented.
+import { ConfigError, loadConfig } from "./config.js";
+import { log } from "./log.js";
+import { registerSecret } from "./redact.js";
+
+/**
+ * The MCP server on stdio. Resolves with the exit code once the connection ends (stdin closed,
+ * SIGINT or SIGTERM); only MCP messages go to stdout.
+ */
 export async function runServer(): Promise<number> {
-  process.stderr.write("not implemented yet\n");
-  return 1;
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`crm-insights-mcp: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  registerSecret(config.secretKey);
+  registerSecret(config.recommendSecretKey);
+
+  const [{ serveStdio }, { createServer }, { createRuntime }] = await Promise.all([
+    import("@modelcontextprotocol/server/stdio"),
+    import("./server.js"),
+    import("./tools/runtime.js"),
+  ]);
+  // One runtime for the process: serveStdio may build a probe instance before the real one.
+  const runtime = createRuntime(config);
+  const handle = serveStdio(() => createServer(config, { runtime }).server, {
+    onerror: (error) => log.warn("transport error", { error: error.message }),
+  });
+  log.info(`server ready (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"})`);
+
+  return new Promise<number>((resolve) => {
+    let closing = false;
+    const shutdown = (reason: string, code: number) => {
+      if (closing) return;
+      closing = true;
+      log.info(`shutting down: ${reason}`);
+      // Cap the wait: a stuck socket must not keep the process alive after the client left.
+      const timer = setTimeout(() => resolve(code), 3000);
+      timer.unref();
+      Promise.allSettled([handle.close(), runtime.close()]).then(() => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    };
+    process.once("SIGINT", () => shutdown("SIGINT", 0));
+    process.once("SIGTERM", () => shutdown("SIGTERM", 0));
+    process.stdin.once("end", () => shutdown("stdin closed", 0));
+    process.stdin.once("close", () => shutdown("stdin closed", 0));
+  });
 }

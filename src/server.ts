@@ -1,0 +1,199 @@
+import { readFileSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import {
+  type CallToolResult,
+  McpServer,
+  type ReadResourceResult,
+  ResourceTemplate,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { CrmApi } from "./api/types.js";
+import type { Config } from "./config.js";
+import { log } from "./log.js";
+import { redact } from "./redact.js";
+import { errorText } from "./tools/error-result.js";
+import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
+import { formatBytes } from "./tools/format.js";
+import { TOOLS } from "./tools/index.js";
+import { createRuntime } from "./tools/runtime.js";
+import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";
+
+export interface ServerDeps {
+  /** Shared state; pass one runtime to several servers of the same process (serveStdio). */
+  runtime?: ToolRuntime;
+  /** A ready API client instead of one built from the config (tests). */
+  api?: CrmApi;
+  now?: () => number;
+}
+
+export const SERVER_INSTRUCTIONS = `Tools for a Korean messaging and recommendation service (campaign metrics, export files, product recommendations).
+Workflow: 1) campaign_metrics to find and rank campaigns in a period (its campaigns[]._id feeds the next step); 2) start_export to create an export (campaign raw events as CSV, or scenario daily metrics as XLSX) - it waits up to wait_seconds and downloads the file; 3) if it returns before the job finishes, call check_export with the job_id it gives (repeat until done); 4) summarize_export with the job_id to analyse the file.
+Export budget: the service allows 10 export-job creations per 10 minutes per application. Reuse jobs (check_export without job_id lists them; identical requests are answered from the local ledger) and use force only when a new job is really needed.
+Polling rule: export jobs are polled at most every 5 seconds and usually take tens of seconds to several minutes; do not call check_export in a tight loop - use its wait_seconds.
+Dates: export ranges are calendar dates in the application's time zone; campaign_metrics windows are read in KST (at most 180 days per request, split automatically).`;
+
+// Read here rather than imported from the API client, which would load undici at start-up.
+const PACKAGE_VERSION = readVersion();
+
+const SANDBOX_NOTE =
+  "[Sandbox data: synthetic data from the embedded sandbox, not a real service.]";
+const MAX_INLINE_RESOURCE_BYTES = 512 * 1024;
+
+/** Builds the MCP server: every tool of src/tools, export files as resources, instructions. */
+export function createServer(
+  config: Config,
+  deps: ServerDeps = {},
+): { server: McpServer; runtime: ToolRuntime; close(): Promise<void> } {
+  const ownsRuntime = deps.runtime === undefined;
+  const runtime =
+    deps.runtime ??
+    createRuntime(config, {
+      ...(deps.api === undefined ? {} : { api: deps.api }),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
+  const server = new McpServer(
+    { name: "crm-insights-mcp", version: PACKAGE_VERSION },
+    { instructions: SERVER_INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+  );
+  for (const tool of TOOLS) registerTool(server, tool, runtime);
+  registerExportResources(server, runtime);
+  return {
+    server,
+    runtime,
+    async close() {
+      await server.close();
+      if (ownsRuntime) await runtime.close();
+    },
+  };
+}
+
+function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRuntime): void {
+  server.registerTool(
+    tool.name,
+    {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    },
+    async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> => {
+      const started = Date.now();
+      try {
+        const output = await tool.handler(args, runtime, toolCall(ctx));
+        const dataSource = runtime.sandbox ? "sandbox" : "service";
+        const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
+        log.debug("tool call", { tool: tool.name, ms: Date.now() - started });
+        return {
+          content: [{ type: "text", text: redact(text) }, ...(output.links ?? [])],
+          // Redacted as a whole: a key or signed URL must not reach the model by any field.
+          structuredContent: JSON.parse(
+            redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
+          ) as Record<string, unknown>,
+        };
+      } catch (error) {
+        log.info("tool call failed", {
+          tool: tool.name,
+          error: error instanceof Error ? error.name : "unknown",
+          ms: Date.now() - started,
+        });
+        const text = errorText(error, tool.name);
+        return {
+          content: [{ type: "text", text: runtime.sandbox ? `${SANDBOX_NOTE}\n${text}` : text }],
+          isError: true,
+        };
+      }
+    },
+  );
+}
+
+function toolCall(ctx: ServerContext): ToolCall {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return {
+    signal: ctx.mcpReq.signal,
+    async progress(progress, message, total) {
+      if (token === undefined || ctx.mcpReq.signal.aborted) return;
+      try {
+        await ctx.mcpReq.notify({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress,
+            message,
+            ...(total === undefined ? {} : { total }),
+          },
+        });
+      } catch (error) {
+        // Progress is best effort: a closed transport must not fail the tool call.
+        log.debug("progress notification failed", { error: String(error) });
+      }
+    },
+  };
+}
+
+/** Downloaded export files as `crm-export://<job_id>` resources. */
+function registerExportResources(server: McpServer, runtime: ToolRuntime): void {
+  server.registerResource(
+    "export-file",
+    new ResourceTemplate(`${EXPORT_RESOURCE_SCHEME}://{job_id}`, {
+      list: async () => {
+        const entries = await runtime.ledger.downloadedFiles();
+        return {
+          resources: entries.slice(0, 100).map((e) => ({
+            uri: exportResourceUri(e.job_id),
+            name: `${e.job.file_name ?? e.job_id}.${e.job.file_ext ?? "csv"}`,
+            mimeType: mimeTypeFor(e.job.file_ext ?? ""),
+            description: `${e.request.type} export ${e.job_id} (${formatBytes(e.file_bytes ?? 0)}), downloaded ${e.downloaded_at ?? ""} to ${e.file_path ?? ""}`,
+          })),
+        };
+      },
+    }),
+    {
+      title: "Downloaded export files",
+      description:
+        "Export files (campaign CSV, scenario XLSX) downloaded by start_export/check_export.",
+    },
+    async (uri): Promise<ReadResourceResult> => {
+      const jobId = decodeURIComponent(uri.host || uri.pathname.replace(/^\/+/, ""));
+      const entry = await runtime.ledger.get(jobId);
+      if (entry?.file_path === undefined) {
+        throw new Error(
+          `No downloaded file for export job ${jobId}; run check_export {"job_id": "${jobId}"} first.`,
+        );
+      }
+      const ext = entry.job.file_ext ?? "";
+      const mimeType = mimeTypeFor(ext);
+      const size = (await stat(entry.file_path)).size;
+      if (size > MAX_INLINE_RESOURCE_BYTES) {
+        return {
+          contents: [
+            {
+              uri: uri.href,
+              mimeType: "text/plain",
+              text: `The file is ${formatBytes(size)}, too large to return inline. It is at ${entry.file_path}; analyse it with summarize_export {"job_id": "${jobId}"}.`,
+            },
+          ],
+        };
+      }
+      const bytes = await readFile(entry.file_path);
+      return {
+        contents: [
+          ext === "csv"
+            ? { uri: uri.href, mimeType, text: bytes.toString("utf8") }
+            : { uri: uri.href, mimeType, blob: bytes.toString("base64") },
+        ],
+      };
+    },
+  );
+}
+
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}

@@ -1,0 +1,456 @@
+import { DateTime } from "luxon";
+import { z } from "zod";
+import {
+  describeWindowKst,
+  formatMetricsParam,
+  KST,
+  type MetricsWindow,
+  resolveMetricsWindow,
+  splitMetricsWindow,
+  windowToUtc,
+} from "../api/dates.js";
+import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
+import { ToolInputError } from "./errors.js";
+import { formatNumber, money, moreNotShown, percent, table, truncate } from "./format.js";
+import { checkInteger, resultBase } from "./params.js";
+import { defineTool } from "./tool.js";
+
+const DEFAULT_DAYS = 30;
+const DEFAULT_TOP_N = 20;
+const MAX_TOP_N = 500;
+const MAX_TASKS_LISTED = 200;
+const SORT_KEYS = [
+  "sent",
+  "open_rate",
+  "conversion_rate",
+  "revenue",
+  "purchases",
+  "name",
+  "latest",
+] as const;
+
+const inputSchema = z.object({
+  task_from: z
+    .string()
+    .optional()
+    .describe(
+      `Window start (inclusive): YYYY-MM-DD (00:00 KST) or ISO 8601 (without offset read as KST). Default: ${DEFAULT_DAYS - 1} days before task_to's date, i.e. the last ${DEFAULT_DAYS} days.`,
+    ),
+  task_to: z
+    .string()
+    .optional()
+    .describe(
+      "Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over 180 days are split into several requests and merged.",
+    ),
+  campaign_schedule_type: z
+    .enum(SCHEDULE_TYPES)
+    .optional()
+    .describe("Only campaigns of this kind: once, recurring or api_trigger. Omit for all."),
+  campaign_ids: z.array(z.string()).optional().describe("Only these campaign IDs."),
+  tag: z
+    .string()
+    .optional()
+    .describe("Only campaigns carrying this tag (exact, case-insensitive)."),
+  name_contains: z
+    .string()
+    .optional()
+    .describe("Only campaigns whose name contains this text (case-insensitive)."),
+  sort_by: z
+    .enum(SORT_KEYS)
+    .optional()
+    .describe(
+      "Order of campaigns: sent (default), open_rate, conversion_rate, revenue (KRW first), purchases, name, latest (most recent round).",
+    ),
+  top_n: z
+    .number()
+    .meta({ minimum: 1, maximum: MAX_TOP_N })
+    .optional()
+    .describe(
+      `How many campaigns to return, 1 to ${MAX_TOP_N} (default ${DEFAULT_TOP_N}); totals always cover all matches.`,
+    ),
+  include_tasks: z
+    .boolean()
+    .optional()
+    .describe(
+      `true: also return per-round (task) detail of the returned campaigns (at most ${MAX_TASKS_LISTED} tasks).`,
+    ),
+});
+
+const moneyOutput = z
+  .record(z.string(), z.number())
+  .describe("Amounts keyed by currency code; never added across currencies.");
+const sums = {
+  task_count: z.number(),
+  sent_count: z.number(),
+  received_count: z.number(),
+  open_count: z.number(),
+  click_count: z.number(),
+  purchase_count: z.number(),
+  revenue: moneyOutput,
+  cost: moneyOutput,
+  computed_open_rate: z.number().nullable().describe("Computed here: open_count / received_count."),
+  computed_click_rate: z
+    .number()
+    .nullable()
+    .describe("Computed here: click_count / received_count."),
+  computed_conversion_rate: z
+    .number()
+    .nullable()
+    .describe("Computed here: purchase_count / open_count."),
+};
+const campaignOutput = z.object({
+  _id: z.string(),
+  name: z.string(),
+  schedule_type: z.string(),
+  tags: z.array(z.string()),
+  is_ab_test: z.boolean(),
+  conversion_event_type: z.string(),
+  first_scheduled_at: z.string(),
+  last_scheduled_at: z.string(),
+  ...sums,
+});
+const taskOutput = z.object({
+  _id: z.string(),
+  campaign_id: z.string(),
+  scheduled_at: z.string(),
+  channel: z.string(),
+  sent_count: z.number(),
+  received_count: z.number(),
+  open_count: z.number(),
+  click_count: z.number(),
+  purchase_count: z.number(),
+  revenue: z.number(),
+  revenue_currency: z.string(),
+  cost: z.number(),
+  cost_currency: z.string(),
+  open_user_count: z.number(),
+  open_rate: z.number().nullable().describe("As returned by the service."),
+  conversion_rate: z.number().nullable().describe("As returned by the service."),
+});
+
+const outputSchema = z.object({
+  ...resultBase,
+  window: z.object({
+    kst: z.string().describe("The window used, in KST, end exclusive."),
+    task_from: z.string().describe("task_from sent (KST, ISO 8601)."),
+    task_to: z.string().describe("task_to sent (KST, ISO 8601, exclusive)."),
+    utc: z.object({ from: z.string(), to: z.string() }),
+    requests: z.number().describe("API requests made (windows over 180 days are split)."),
+  }),
+  filters: z.record(z.string(), z.unknown()),
+  matched_campaigns: z.number().describe("Campaigns matching all filters."),
+  campaigns: z
+    .array(campaignOutput)
+    .describe("The top campaigns by sort_by; sums over their rounds (tasks)."),
+  more_not_shown: z.number(),
+  totals: z.object(sums).describe("The same sums over all matched campaigns."),
+  tasks: z.array(taskOutput).optional(),
+  tasks_not_shown: z.number().optional(),
+});
+
+type CampaignOut = z.output<typeof campaignOutput>;
+type Sums = z.output<z.ZodObject<typeof sums>>;
+
+export default defineTool({
+  name: "campaign_metrics",
+  title: "Campaign metrics",
+  description: `Aggregated send, open, click, purchase, revenue and cost figures per campaign over a time window (campaigns with a round scheduled in it).
+Use first to find and rank campaigns (their _id feeds start_export), and for reporting over any period.
+Returns the top campaigns (sums over their rounds; revenue and cost per currency; open/click/conversion rates recomputed from the sums and labelled computed_*) and totals over all matches; per-round detail with include_tasks.
+Limits: the service takes at most 180 days per request; longer windows are split and merged here. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
+Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
+  inputSchema,
+  outputSchema,
+  annotations: { title: "Campaign metrics", readOnlyHint: true, openWorldHint: true },
+  async handler(args, runtime, call) {
+    const problem = checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
+    if (problem !== undefined) throw new ToolInputError("top_n", problem);
+    const window = defaultWindow(args.task_from, args.task_to, runtime.now());
+    const spans = splitMetricsWindow(window);
+    const api = await runtime.api();
+    const campaigns = new Map<string, MetricsCampaign>();
+    const taskIds = new Map<string, Set<string>>();
+    for (const span of spans) {
+      const response = await api.campaignMetrics(
+        {
+          task_from: formatMetricsParam(span.from),
+          task_to: formatMetricsParam(span.to),
+          ...(args.campaign_schedule_type === undefined
+            ? {}
+            : { campaign_schedule_type: args.campaign_schedule_type }),
+        },
+        { signal: call.signal },
+      );
+      for (const campaign of response.campaigns) {
+        const existing = campaigns.get(campaign._id);
+        const seen = taskIds.get(campaign._id) ?? new Set<string>();
+        taskIds.set(campaign._id, seen);
+        const fresh = campaign.tasks.filter((t) => !seen.has(t._id));
+        for (const t of fresh) seen.add(t._id);
+        if (existing === undefined) campaigns.set(campaign._id, { ...campaign, tasks: fresh });
+        else existing.tasks.push(...fresh);
+      }
+    }
+
+    const filtered = [...campaigns.values()].filter((c) => matches(c, args));
+    const summarized = filtered.map(summarizeCampaign);
+    sortCampaigns(summarized, args.sort_by ?? "sent");
+    const topN = args.top_n ?? DEFAULT_TOP_N;
+    const shown = summarized.slice(0, topN);
+    const totals = sumAll(summarized);
+    const kst = describeWindowKst(window);
+
+    let tasks: Array<z.output<typeof taskOutput>> | undefined;
+    let tasksNotShown: number | undefined;
+    if (args.include_tasks === true) {
+      const shownIds = new Set(shown.map((c) => c._id));
+      const all = filtered
+        .filter((c) => shownIds.has(c._id))
+        .flatMap((c) => c.tasks)
+        .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at));
+      tasks = all.slice(0, MAX_TASKS_LISTED).map(taskRow);
+      tasksNotShown = all.length - tasks.length;
+    }
+
+    const filters: Record<string, unknown> = {};
+    for (const key of ["campaign_schedule_type", "campaign_ids", "tag", "name_contains"] as const) {
+      if (args[key] !== undefined) filters[key] = args[key];
+    }
+    const summary = `${filtered.length} campaign(s) with rounds in ${kst}; ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.purchase_count)} purchases, revenue ${money(totals.revenue)}.`;
+    return {
+      structured: {
+        summary,
+        window: {
+          kst,
+          task_from: formatMetricsParam(window.from),
+          task_to: formatMetricsParam(window.to),
+          utc: windowToUtc(window),
+          requests: spans.length,
+        },
+        filters,
+        matched_campaigns: filtered.length,
+        campaigns: shown,
+        more_not_shown: summarized.length - shown.length,
+        totals,
+        ...(tasks === undefined ? {} : { tasks, tasks_not_shown: tasksNotShown }),
+      },
+      text: renderText(
+        summary,
+        spans.length,
+        shown,
+        summarized.length,
+        totals,
+        tasks,
+        tasksNotShown,
+      ),
+    };
+  },
+});
+
+function defaultWindow(
+  from: string | undefined,
+  to: string | undefined,
+  now: number,
+): MetricsWindow {
+  const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v);
+  const today = DateTime.fromMillis(now, { zone: KST }).toISODate() as string;
+  const taskTo = blank(to) ?? today;
+  let taskFrom = blank(from);
+  if (taskFrom === undefined) {
+    const end = resolveMetricsWindow(taskTo, taskTo).to;
+    taskFrom = end.minus({ days: DEFAULT_DAYS }).setZone(KST).toISODate() as string;
+  }
+  return resolveMetricsWindow(taskFrom, taskTo);
+}
+
+function matches(campaign: MetricsCampaign, args: z.output<typeof inputSchema>): boolean {
+  if (
+    args.campaign_ids !== undefined &&
+    args.campaign_ids.length > 0 &&
+    !args.campaign_ids.includes(campaign._id)
+  ) {
+    return false;
+  }
+  if (args.tag !== undefined && args.tag !== "") {
+    const tag = args.tag.toLowerCase();
+    if (!campaign.tags.some((t) => t.toLowerCase() === tag)) return false;
+  }
+  if (
+    args.name_contains !== undefined &&
+    !campaign.name.toLowerCase().includes(args.name_contains.toLowerCase())
+  ) {
+    return false;
+  }
+  return campaign.tasks.length > 0;
+}
+
+function emptySums(): Sums {
+  return {
+    task_count: 0,
+    sent_count: 0,
+    received_count: 0,
+    open_count: 0,
+    click_count: 0,
+    purchase_count: 0,
+    revenue: {},
+    cost: {},
+    computed_open_rate: null,
+    computed_click_rate: null,
+    computed_conversion_rate: null,
+  };
+}
+
+function addMoney(target: Record<string, number>, currency: string, amount: number): void {
+  if (amount === 0 && currency === "") return;
+  target[currency] = (target[currency] ?? 0) + amount;
+}
+
+function withRates(s: Sums): Sums {
+  const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
+  s.computed_open_rate = ratio(s.open_count, s.received_count);
+  s.computed_click_rate = ratio(s.click_count, s.received_count);
+  s.computed_conversion_rate = ratio(s.purchase_count, s.open_count);
+  return s;
+}
+
+function addTask(s: Sums, t: MetricsTask): void {
+  s.task_count += 1;
+  s.sent_count += t.sent_count;
+  s.received_count += t.received_count;
+  s.open_count += t.open_count;
+  s.click_count += t.click_count;
+  s.purchase_count += t.purchase_count;
+  addMoney(s.revenue, t.revenue_currency, t.revenue);
+  addMoney(s.cost, t.cost_currency, t.cost);
+}
+
+function summarizeCampaign(campaign: MetricsCampaign): CampaignOut {
+  const s = emptySums();
+  for (const task of campaign.tasks) addTask(s, task);
+  const times = campaign.tasks.map((t) => t.scheduled_at).sort();
+  return {
+    _id: campaign._id,
+    name: campaign.name,
+    schedule_type: campaign.schedule_type,
+    tags: campaign.tags,
+    is_ab_test: campaign.is_ab_test,
+    conversion_event_type: campaign.conversion.event_type,
+    first_scheduled_at: times[0] ?? "",
+    last_scheduled_at: times[times.length - 1] ?? "",
+    ...withRates(s),
+  };
+}
+
+function sumAll(campaigns: CampaignOut[]): Sums {
+  const s = emptySums();
+  for (const c of campaigns) {
+    s.task_count += c.task_count;
+    s.sent_count += c.sent_count;
+    s.received_count += c.received_count;
+    s.open_count += c.open_count;
+    s.click_count += c.click_count;
+    s.purchase_count += c.purchase_count;
+    for (const [cur, v] of Object.entries(c.revenue)) addMoney(s.revenue, cur, v);
+    for (const [cur, v] of Object.entries(c.cost)) addMoney(s.cost, cur, v);
+  }
+  return withRates(s);
+}
+
+function sortCampaigns(list: CampaignOut[], key: (typeof SORT_KEYS)[number]): void {
+  const num = (v: number | null) => v ?? -1;
+  const revenue = (c: CampaignOut) => c.revenue.KRW ?? Object.values(c.revenue)[0] ?? 0;
+  const by: Record<typeof key, (a: CampaignOut, b: CampaignOut) => number> = {
+    sent: (a, b) => b.sent_count - a.sent_count,
+    open_rate: (a, b) => num(b.computed_open_rate) - num(a.computed_open_rate),
+    conversion_rate: (a, b) => num(b.computed_conversion_rate) - num(a.computed_conversion_rate),
+    revenue: (a, b) => revenue(b) - revenue(a),
+    purchases: (a, b) => b.purchase_count - a.purchase_count,
+    name: (a, b) => a.name.localeCompare(b.name),
+    latest: (a, b) => b.last_scheduled_at.localeCompare(a.last_scheduled_at),
+  };
+  list.sort((a, b) => by[key](a, b) || a._id.localeCompare(b._id));
+}
+
+function taskRow(t: MetricsTask): z.output<typeof taskOutput> {
+  return {
+    _id: t._id,
+    campaign_id: t.campaign_id,
+    scheduled_at: t.scheduled_at,
+    channel: t.channel,
+    sent_count: t.sent_count,
+    received_count: t.received_count,
+    open_count: t.open_count,
+    click_count: t.click_count,
+    purchase_count: t.purchase_count,
+    revenue: t.revenue,
+    revenue_currency: t.revenue_currency,
+    cost: t.cost,
+    cost_currency: t.cost_currency,
+    open_user_count: t.open_user_count,
+    open_rate: t.open_rate,
+    conversion_rate: t.conversion_rate,
+  };
+}
+
+function renderText(
+  summary: string,
+  requests: number,
+  shown: CampaignOut[],
+  total: number,
+  totals: Sums,
+  tasks: Array<z.output<typeof taskOutput>> | undefined,
+  tasksNotShown: number | undefined,
+): string {
+  const lines = [summary];
+  if (requests > 1) lines.push(`(Window longer than 180 days: ${requests} requests merged.)`);
+  if (shown.length > 0) {
+    lines.push(
+      table(
+        ["_id", "name", "type", "rounds", "received", "open%*", "conv%*", "purchases", "revenue"],
+        shown.map((c) => [
+          c._id,
+          truncate(c.name, 28),
+          c.schedule_type,
+          c.task_count,
+          formatNumber(c.received_count),
+          percent(c.computed_open_rate),
+          percent(c.computed_conversion_rate),
+          formatNumber(c.purchase_count),
+          money(c.revenue),
+        ]),
+      ),
+    );
+    lines.push(
+      `*computed here: open% = opens/received, conv% = purchases/opens.${moreNotShown(total, shown.length, "raise top_n or filter").replace("\n", " ")}`,
+    );
+  }
+  lines.push(
+    `Totals: ${totals.task_count} rounds, ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.received_count)} received, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.click_count)} clicks, ${formatNumber(totals.purchase_count)} purchases; revenue ${money(totals.revenue)}; cost ${money(totals.cost)}.`,
+  );
+  if (tasks !== undefined) {
+    lines.push(
+      table(
+        ["task _id", "campaign", "scheduled_at (UTC)", "channel", "received", "opens", "purchases"],
+        tasks
+          .slice(0, 30)
+          .map((t) => [
+            t._id,
+            t.campaign_id,
+            t.scheduled_at.slice(0, 16),
+            t.channel,
+            t.received_count,
+            t.open_count,
+            t.purchase_count,
+          ]),
+      ),
+    );
+    const hidden = tasks.length - Math.min(30, tasks.length) + (tasksNotShown ?? 0);
+    if (hidden > 0)
+      lines.push(`${hidden} more rounds not shown in text (see structuredContent.tasks).`);
+  }
+  if (shown.length > 0)
+    lines.push(
+      `Next: export a campaign's raw events with start_export {"type": "campaign_event_data", "campaign_id": "${shown[0]?._id}"}.`,
+    );
+  return lines.join("\n");
+}

@@ -1,0 +1,41 @@
+/**
+ * Errors the tools throw besides the API client's ApiError family and DateInputError. Their
+ * messages are written for the model: what happened and what to change.
+ */
+
+/** An input the model must change before any request is sent. */
+export class ToolInputError extends Error {
+  override name = "ToolInputError";
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** The local mirror of the 10-per-10-minutes creation limit refused a new export job. */
+export class ExportBudgetError extends Error {
+  override name = "ExportBudgetError";
+  readonly nextSlotAt: number;
+  readonly serverRateLimited: boolean;
+  constructor(message: string, nextSlotAt: number, serverRateLimited: boolean) {
+    super(message);
+    this.nextSlotAt = nextSlotAt;
+    this.serverRateLimited = serverRateLimited;
+  }
+}
+
+/** The export job ended `failed`; spec 3.1 says a new job must be created. */
+export class ExportJobFailedError extends Error {
+  override name = "ExportJobFailedError";
+  readonly jobId: string;
+  constructor(jobId: string, message: string) {
+    super(message);
+    this.jobId = jobId;
+  }
+}
+
+/** The MCP request was cancelled while we were waiting. */
+export class ToolCancelledError extends Error {
+  override name = "ToolCancelledError";
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import type { BudgetStatus } from "../ledger/budget.js";
+import { ToolInputError } from "./errors.js";
+import { MAX_WAIT_SECONDS } from "./params.js";
+
+export const budgetOutput = z
+  .object({
+    used: z.number(),
+    limit: z.number(),
+    window_seconds: z.number(),
+    next_slot_at: z.string().optional(),
+  })
+  .describe("Local export-creation budget (mirrors the service's 10 per 10 minutes).");
+
+export function checkWaitSeconds(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0 || value > MAX_WAIT_SECONDS) {
+    throw new ToolInputError(
+      "wait_seconds",
+      `wait_seconds must be between 0 and ${MAX_WAIT_SECONDS}; got ${value}. For longer jobs call check_export again with the job_id.`,
+    );
+  }
+  return value;
+}
+
+export function describeBudget(budget: BudgetStatus): string {
+  return `Export budget: ${budget.used}/${budget.limit} creations used in the last ${Math.round(budget.windowSeconds / 60)} min.`;
+}
+
+export function budgetForOutput(budget: BudgetStatus): z.output<typeof budgetOutput> {
+  return {
+    used: budget.used,
+    limit: budget.limit,
+    window_seconds: budget.windowSeconds,
+    next_slot_at:
+      budget.nextSlotAt === undefined ? undefined : new Date(budget.nextSlotAt).toISOString(),
+  };
+}

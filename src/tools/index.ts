@@ -1,0 +1,16 @@
+import campaignMetrics from "./campaign-metrics.js";
+import checkExport from "./check-export.js";
+import recommendProducts from "./recommend-products.js";
+import startExport from "./start-export.js";
+import type { ToolDefinition } from "./tool.js";
+
+/**
+ * Every tool the server registers, in the order tools/list shows them. A new tool is one file
+ * default-exporting `defineTool(...)` plus one line here.
+ */
+export const TOOLS: ToolDefinition[] = [
+  campaignMetrics as unknown as ToolDefinition,
+  startExport as unknown as ToolDefinition,
+  checkExport as unknown as ToolDefinition,
+  recommendProducts as unknown as ToolDefinition,
+];

@@ -1,0 +1,163 @@
+import { z } from "zod";
+import type { RecommendRequest } from "../api/schemas.js";
+import { ToolInputError } from "./errors.js";
+import { formatNumber, moreNotShown, table, truncate } from "./format.js";
+import { checkInteger, resultBase } from "./params.js";
+import { defineTool } from "./tool.js";
+
+const TEXT_ROWS = 20;
+
+const inputSchema = z.object({
+  slot_key: z
+    .string()
+    .describe(
+      "Recommendation integration key of an active slot (service console: management > product recommendation).",
+    ),
+  platform_user_id: z
+    .string()
+    .optional()
+    .describe(
+      "The service's internal user ID to personalize for. Omitted: a cold-user recommendation.",
+    ),
+  item_ids: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Reference product IDs for slots that need input products (co-viewed, similar); one product is still an array, e.g. ["P100"].',
+    ),
+  category_id: z.string().optional().describe("Narrow to this category for this call."),
+  brand_id: z.string().optional().describe("Narrow to this brand for this call."),
+  limit: z
+    .number()
+    .meta({ minimum: 1, maximum: 1000 })
+    .optional()
+    .describe("Number of products, 1 to 1000 (default 10)."),
+  offset: z
+    .number()
+    .meta({ minimum: 0 })
+    .optional()
+    .describe("Pagination offset, 0 or more (default 0)."),
+});
+
+const outputSchema = z.object({
+  ...resultBase,
+  slot_key: z.string(),
+  item_ids: z.array(z.string()).describe("Recommended product IDs in recommendation order."),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .describe("The service's additional information, as returned."),
+  products: z
+    .array(
+      z.object({
+        id: z.string(),
+        name: z.string().optional(),
+        price: z.number().optional(),
+        extra: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .optional()
+    .describe("Names and prices from the product catalog (CRM_PRODUCT_CATALOG), where known."),
+});
+
+export default defineTool({
+  name: "recommend_products",
+  title: "Recommend products",
+  description: `Get the ordered list of recommended product IDs from an active recommendation slot, for a user and/or for reference products.
+Use to see what a slot recommends to a given user (personalized), for given products (co-viewed/similar), or to a cold user.
+Returns item_ids in recommendation order and the service's metadata; names and prices are added from the product catalog when CRM_PRODUCT_CATALOG is set (the service returns IDs only).
+Rule: when the slot needs input products, item_ids is empty and the slot's input is behavior-based, the product the user (platform_user_id) acted on most recently is used as the reference product.
+Limits: limit 1 to 1000 (default 10), offset >= 0. An inactive, temporarily saved or unknown slot gives "not found"; a warming cache (412) or engine error (502) is temporary.
+Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u_1001", "limit": 5}`,
+  inputSchema,
+  outputSchema,
+  annotations: { title: "Recommend products", readOnlyHint: true, openWorldHint: true },
+  async handler(args, runtime, call) {
+    for (const [field, min, max] of [
+      ["limit", 1, 1000],
+      ["offset", 0, undefined],
+    ] as const) {
+      const problem = checkInteger(args[field], field, min, max);
+      if (problem !== undefined) throw new ToolInputError(field, problem);
+    }
+    const slotKey = args.slot_key.trim();
+    if (slotKey === "") {
+      throw new ToolInputError(
+        "slot_key",
+        "slot_key must not be empty: give the slot's recommendation integration key.",
+      );
+    }
+    const body: RecommendRequest = {};
+    const text = (v: string | undefined) =>
+      v === undefined || v.trim() === "" ? undefined : v.trim();
+    const user = text(args.platform_user_id);
+    if (user !== undefined) body.platform_user_id = user;
+    const items = (args.item_ids ?? []).map((i) => i.trim()).filter((i) => i !== "");
+    if (items.length > 0) body.item_ids = items;
+    const category = text(args.category_id);
+    if (category !== undefined) body.category_id = category;
+    const brand = text(args.brand_id);
+    if (brand !== undefined) body.brand_id = brand;
+    if (args.limit !== undefined) body.limit = args.limit;
+    if (args.offset !== undefined) body.offset = args.offset;
+
+    const api = await runtime.api();
+    const response = await api.recommend(slotKey, body, { signal: call.signal });
+    const catalog = await runtime.catalog();
+    const products = catalog
+      ? response.item_ids.map((id) => {
+          const p = catalog.get(id);
+          return p === undefined ? { id } : { id, name: p.name, price: p.price, extra: p.extra };
+        })
+      : undefined;
+    const target = [
+      user === undefined ? "a cold user" : `user ${user}`,
+      items.length > 0 ? `products ${items.join(", ")}` : undefined,
+    ]
+      .filter((s) => s !== undefined)
+      .join(" and ");
+    const summary = `${response.item_ids.length} product(s) recommended by slot ${slotKey} for ${target}.`;
+    const lines = [summary];
+    if (response.item_ids.length > 0) {
+      const shown = response.item_ids.slice(0, TEXT_ROWS);
+      if (products !== undefined) {
+        lines.push(
+          table(
+            ["#", "id", "name", "price"],
+            shown.map((id, i) => {
+              const p = products[i];
+              return [
+                i + 1 + (args.offset ?? 0),
+                id,
+                truncate(p?.name ?? "", 40),
+                p?.price === undefined ? "" : formatNumber(p.price),
+              ];
+            }),
+          ),
+        );
+      } else {
+        lines.push(shown.join(", "));
+      }
+      const more = moreNotShown(
+        response.item_ids.length,
+        shown.length,
+        "see structuredContent.item_ids",
+      );
+      if (more !== "") lines.push(more.trim());
+    } else {
+      lines.push("The slot returned no products for this input.");
+    }
+    const metadataKeys = Object.keys(response.metadata);
+    if (metadataKeys.length > 0)
+      lines.push(`metadata: ${truncate(JSON.stringify(response.metadata), 300)}`);
+    return {
+      structured: {
+        summary,
+        slot_key: slotKey,
+        item_ids: response.item_ids,
+        metadata: response.metadata,
+        ...(products === undefined ? {} : { products }),
+      },
+      text: lines.join("\n"),
+    };
+  },
+});

@@ -1,0 +1,83 @@
+import type { CrmApi } from "../api/types.js";
+import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalog.js";
+import type { Config } from "../config.js";
+import { JobLedger } from "../ledger/ledger.js";
+import type { EmbeddedSandbox } from "../sandbox-mode.js";
+import type { ToolRuntime } from "./tool.js";
+
+export interface RuntimeDeps {
+  /** A ready client (tests); otherwise built from the config, or from the embedded sandbox. */
+  api?: CrmApi;
+  now?: () => number;
+}
+
+/**
+ * The state shared by every server instance of the process (serveStdio may build more than one
+ * McpServer): the API client, the embedded sandbox, the ledger and the catalog, all created
+ * lazily on first use.
+ */
+export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRuntime {
+  const sandboxMode = deps.api === undefined && config.mode === "sandbox";
+  let apiPromise:
+    | Promise<{ api: CrmApi; close?: () => Promise<void>; embedded?: EmbeddedSandbox }>
+    | undefined;
+  let catalogPromise: Promise<ProductCatalog | undefined> | undefined;
+  const pinnedNow = config.sandbox.now === undefined ? undefined : Date.parse(config.sandbox.now);
+  const startedAt = Date.now();
+
+  const connect = () => {
+    apiPromise ??= (async () => {
+      if (deps.api !== undefined) return { api: deps.api };
+      if (sandboxMode) {
+        const { startEmbeddedSandbox } = await import("../sandbox-mode.js");
+        const embedded = await startEmbeddedSandbox(config);
+        return { api: embedded.api, close: () => embedded.close(), embedded };
+      }
+      const { createApiClient, apiClientOptionsFromConfig } = await import("../api/client.js");
+      const client = createApiClient(apiClientOptionsFromConfig(config));
+      return { api: client, close: () => client.close() };
+    })();
+    // A failed start (e.g. a port problem) is retried on the next call rather than cached.
+    apiPromise.catch(() => {
+      apiPromise = undefined;
+    });
+    return apiPromise;
+  };
+
+  return {
+    config,
+    sandbox: sandboxMode,
+    ledger: new JobLedger(config.dataDir, config.exportBudget),
+    lastPolledAt: new Map(),
+    async api() {
+      return (await connect()).api;
+    },
+    catalog() {
+      catalogPromise ??= (async () => {
+        if (config.productCatalogPath !== undefined) return loadCatalog(config.productCatalogPath);
+        if (!sandboxMode) return undefined;
+        const { embedded } = await connect();
+        return embedded === undefined ? undefined : catalogFromProducts(embedded.products);
+      })();
+      catalogPromise.catch(() => {
+        catalogPromise = undefined;
+      });
+      return catalogPromise;
+    },
+    now() {
+      if (deps.now !== undefined) return deps.now();
+      // The sandbox's data lies before its pinned "now"; default windows follow that clock.
+      return sandboxMode && pinnedNow !== undefined
+        ? pinnedNow + (Date.now() - startedAt)
+        : Date.now();
+    },
+    async close() {
+      const started = apiPromise;
+      apiPromise = undefined;
+      if (started !== undefined) {
+        const { close } = await started.catch(() => ({ close: undefined }));
+        await close?.();
+      }
+    },
+  };
+}

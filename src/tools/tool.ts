@@ -1,0 +1,63 @@
+import type { ResourceLink, ToolAnnotations } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import type { CrmApi } from "../api/types.js";
+import type { ProductCatalog } from "../catalog.js";
+import type { Config } from "../config.js";
+import type { JobLedger } from "../ledger/ledger.js";
+
+/** What every tool handler may use; built once per server process (see runtime.ts). */
+export interface ToolRuntime {
+  readonly config: Config;
+  /** True when answers come from the embedded sandbox (synthetic data). */
+  readonly sandbox: boolean;
+  readonly ledger: JobLedger;
+  /** The API client; in sandbox mode the first call starts the sandbox. */
+  api(): Promise<CrmApi>;
+  /** Product names and prices for recommended IDs, when a catalog is available. */
+  catalog(): Promise<ProductCatalog | undefined>;
+  /** The clock the data lives in (the sandbox's pinned "now" in sandbox mode). */
+  now(): number;
+  /** When each export job was last polled, so repeated calls keep the polling interval. */
+  readonly lastPolledAt: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** Per-call facilities: cancellation and progress notifications. */
+export interface ToolCall {
+  readonly signal: AbortSignal;
+  /** Sends `notifications/progress` when the client asked for progress; otherwise does nothing. */
+  progress(progress: number, message: string, total?: number): Promise<void>;
+}
+
+/** Fields the server adds to every result; handlers leave them out. */
+type Added = "data_source";
+
+export interface ToolOutput<S> {
+  structured: Omit<S, Added>;
+  /** Compact markdown for the model. */
+  text: string;
+  links?: ResourceLink[];
+}
+
+type AnyObject = z.ZodObject;
+
+export interface ToolDefinition<I extends AnyObject = AnyObject, O extends AnyObject = AnyObject> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: I;
+  outputSchema: O;
+  annotations: ToolAnnotations;
+  handler(
+    args: z.output<I>,
+    runtime: ToolRuntime,
+    call: ToolCall,
+  ): Promise<ToolOutput<z.output<O>>>;
+}
+
+/** One tool per file, default-exported through this helper so the types line up. */
+export function defineTool<I extends AnyObject, O extends AnyObject>(
+  definition: ToolDefinition<I, O>,
+): ToolDefinition<I, O> {
+  return definition;
+}
