@@ -166,7 +166,7 @@ export async function downloadExport(
         signal: call.signal,
       });
       if (!REDIRECT_STATUSES.has(response.statusCode)) break;
-      response.body.resume();
+      await discard(response.body);
       const location = response.headers.location;
       const target = Array.isArray(location) ? location[0] : location;
       if (target === undefined) {
@@ -179,7 +179,7 @@ export async function downloadExport(
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       // The body is not kept even as detail: object-store errors echo the signature back.
-      response.body.resume();
+      await discard(response.body);
       throw failed(
         `The download from ${redactUrl(url.href)} failed with HTTP ${response.statusCode}.${response.statusCode === 403 ? " The URL may have expired; create a new export job." : ""}`,
         response.statusCode,
@@ -195,7 +195,7 @@ export async function downloadExport(
     await rename(tempPath, finalPath);
     return { path: finalPath, bytes };
   } catch (error) {
-    response?.body.destroy();
+    if (response !== undefined) await discard(response.body);
     await unlink(tempPath).catch(() => undefined);
     if (error instanceof ApiError) throw error;
     throw mapTransportError(error, {
@@ -206,6 +206,12 @@ export async function downloadExport(
   } finally {
     call.dispose();
   }
+}
+
+/** Drops a body we will not read without leaving an unhandled stream error behind. */
+async function discard(body: Dispatcher.ResponseData["body"]): Promise<void> {
+  body.on("error", () => undefined);
+  await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
 }
 
 async function streamToFile(

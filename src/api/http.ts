@@ -99,6 +99,7 @@ async function readText(
     const buffer = chunk as Buffer;
     size += buffer.length;
     if (size > limit) {
+      body.on("error", () => undefined);
       body.destroy();
       throw new InvalidResponseError(
         `${operationLabel(operation)} failed: the service's response is too large.`,

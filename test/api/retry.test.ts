@@ -226,7 +226,7 @@ describe("createExportJob is never repeated once the service may have seen it", 
     expect(job._id).toBe("job-late");
     expect(infos).toHaveLength(1);
     expect(infos[0]?.error).toBeInstanceOf(NetworkError);
-    expect((infos[0]?.error as NetworkError).requestSent).toBe(false);
+    expect((infos[0]?.error as NetworkError | undefined)?.requestSent).toBe(false);
     expect(late?.requests).toHaveLength(1);
     await client.close();
     await late?.close();

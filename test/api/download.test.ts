@@ -1,0 +1,306 @@
+import { readFile, stat } from "node:fs/promises";
+import { basename, join, resolve, sep } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
+import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
+import type { ExportJob } from "../../src/api/schemas.js";
+import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
+import { clientFor, listFiles, tempDir } from "./support.js";
+
+let server: FixtureServer;
+let other: FixtureServer;
+let dir: { path: string; cleanup: () => Promise<void> };
+beforeAll(async () => {
+  server = await startFixtureServer();
+  other = await startFixtureServer();
+});
+afterAll(async () => {
+  await server.close();
+  await other.close();
+});
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(async () => {
+  server.requests.length = 0;
+  other.requests.length = 0;
+  await dir.cleanup();
+});
+
+const CSV = "task_id,scheduled_at\nt1,2026-11-01 10:00:00\n";
+const SIGNATURE = "X-Sig=topsecretsignature123";
+
+function completedJob(overrides: Partial<ExportJob> = {}): ExportJob {
+  return {
+    _id: "job-1",
+    application_id: "app",
+    type: "campaign_event_data",
+    status: "completed",
+    campaign_id: "cmp",
+    file_name: "campaign_cmp_20261101",
+    file_ext: "csv",
+    file_size: Buffer.byteLength(CSV),
+    download_url: `${server.url}/files/export.csv?${SIGNATURE}`,
+    download_url_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    created_at: "2026-11-22T00:00:00Z",
+    updated_at: "2026-11-22T00:00:00Z",
+    ...overrides,
+  };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<DownloadRefusedError> {
+  const error = await promise.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(DownloadRefusedError);
+  return error as DownloadRefusedError;
+}
+
+describe("a good download", () => {
+  it("lands under <dataDir>/exports with mode 0600 and no Authorization header", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ body: CSV, headers: { "content-type": "text/csv" } });
+    const file = await client.downloadExport(completedJob());
+    expect(file.path).toBe(join(dir.path, "exports", "job-1-campaign_cmp_20261101.csv"));
+    expect(file.bytes).toBe(Buffer.byteLength(CSV));
+    expect(await readFile(file.path, "utf8")).toBe(CSV);
+    expect((await stat(file.path)).mode & 0o777).toBe(0o600);
+    const [req] = server.requests;
+    expect(req?.url).toBe(`/files/export.csv?${SIGNATURE}`);
+    expect(req?.headers.authorization).toBeUndefined();
+    expect(Object.keys(req?.headers ?? {})).not.toContain("authorization");
+    expect(await listFiles(dir.path)).toEqual([join("exports", basename(file.path))]);
+    await client.close();
+  });
+
+  it("follows an allowed redirect and checks each hop", async () => {
+    const client = clientFor(server, dir.path, { downloadHosts: [] });
+    server.reply(
+      { status: 302, headers: { location: `/hop2?${SIGNATURE}` } },
+      { status: 307, headers: { location: `${server.url}/final` } },
+      { body: CSV },
+    );
+    const file = await client.downloadExport(completedJob());
+    expect(await readFile(file.path, "utf8")).toBe(CSV);
+    expect(server.requests.map((r) => r.path)).toEqual(["/files/export.csv", "/hop2", "/final"]);
+    expect(server.requests.every((r) => r.headers.authorization === undefined)).toBe(true);
+    await client.close();
+  });
+
+  it("gives up after 5 redirects and leaves nothing behind", async () => {
+    const client = clientFor(server, dir.path);
+    server.setDefault({ status: 302, headers: { location: "/again" } });
+    const error = await client.downloadExport(completedJob()).catch((e: unknown) => e);
+    server.setDefault({ status: 500, json: { error: "no scripted reply" } });
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect(server.requests).toHaveLength(6);
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+});
+
+describe("refused before connecting", () => {
+  it("an expired URL", async () => {
+    const client = clientFor(server, dir.path);
+    const error = await refusal(
+      client.downloadExport(
+        completedJob({ download_url_expires_at: new Date(Date.now() - 1000).toISOString() }),
+      ),
+    );
+    expect(error.reason).toBe("expired");
+    expect(error.message).toMatch(/new export job/);
+    expect(server.requests).toHaveLength(0);
+    await client.close();
+  });
+
+  it("expiry follows the injectable clock", async () => {
+    const job = completedJob({ download_url_expires_at: "2026-11-22T10:00:00Z" });
+    const late = clientFor(server, dir.path, { now: () => Date.parse("2026-11-22T10:00:01Z") });
+    expect((await refusal(late.downloadExport(job))).reason).toBe("expired");
+    const early = clientFor(server, dir.path, { now: () => Date.parse("2026-11-22T09:59:00Z") });
+    server.reply({ body: CSV });
+    await expect(early.downloadExport(job)).resolves.toMatchObject({ bytes: CSV.length });
+    await late.close();
+    await early.close();
+  });
+
+  it("plain http to a host that is not loopback", async () => {
+    const client = clientFor(server, dir.path);
+    const error = await refusal(
+      client.downloadExport(
+        completedJob({ download_url: `http://files.example.com/x.csv?${SIGNATURE}` }),
+      ),
+    );
+    expect(error.reason).toBe("insecure");
+    expect(error.message).toContain("http://files.example.com/x.csv");
+    expect(error.message).not.toContain("topsecret");
+    await client.close();
+  });
+
+  it("a host that is not allowed", async () => {
+    const client = clientFor(server, dir.path, { downloadHosts: ["files.example.com"] });
+    const error = await refusal(
+      client.downloadExport(
+        completedJob({ download_url: `https://evil.example.net/x.csv?${SIGNATURE}` }),
+      ),
+    );
+    expect(error.reason).toBe("host_not_allowed");
+    expect(error.message).toContain("CRM_DOWNLOAD_HOSTS");
+    expect(error.message).not.toContain("topsecret");
+    await client.close();
+  });
+
+  it("a file announced larger than the cap", async () => {
+    const client = clientFor(server, dir.path, { maxDownloadBytes: 1000 });
+    const error = await refusal(client.downloadExport(completedJob({ file_size: 1001 })));
+    expect(error.reason).toBe("too_large");
+    expect(server.requests).toHaveLength(0);
+    await client.close();
+  });
+
+  it("a job that is not completed, or an unexpected file type", async () => {
+    const client = clientFor(server, dir.path);
+    await refusal(client.downloadExport(completedJob({ status: "processing" })));
+    await refusal(client.downloadExport(completedJob({ file_ext: "exe" })));
+    await refusal(client.downloadExport(completedJob({ file_ext: "csv/../../x" })));
+    expect(server.requests).toHaveLength(0);
+    await client.close();
+  });
+
+  it("checkDownloadUrl: any https host when no list is configured, API hosts always", () => {
+    const open = { apiHosts: ["api.example.com"], downloadHosts: undefined };
+    expect(checkDownloadUrl("https://anything.example.org/f", open).hostname).toBe(
+      "anything.example.org",
+    );
+    const listed = { apiHosts: ["api.example.com"], downloadHosts: ["files.example.com"] };
+    expect(checkDownloadUrl("https://API.example.com/f", listed).hostname).toBe("api.example.com");
+    expect(checkDownloadUrl("https://files.example.com/f", listed).hostname).toBe(
+      "files.example.com",
+    );
+    expect(() => checkDownloadUrl("https://files.example.com.evil.net/f", listed)).toThrow(
+      DownloadRefusedError,
+    );
+    expect(() => checkDownloadUrl("ftp://files.example.com/f", open)).toThrow(/https/);
+    expect(() => checkDownloadUrl("https://user:pw@files.example.com/f", open)).toThrow(
+      DownloadRefusedError,
+    );
+  });
+});
+
+describe("a redirect to a disallowed host", () => {
+  it("is refused at that hop; the other host sees nothing and no file remains", async () => {
+    // API and allowed host: 127.0.0.1; "localhost" is a different, unlisted host name.
+    const client = clientFor(server, dir.path, { downloadHosts: [] });
+    server.reply({
+      status: 302,
+      headers: { location: `http://localhost:${other.port}/steal?${SIGNATURE}` },
+    });
+    const error = await refusal(client.downloadExport(completedJob()));
+    expect(error.reason).toBe("host_not_allowed");
+    expect(error.message).not.toContain("topsecret");
+    expect(server.requests).toHaveLength(1);
+    expect(other.requests).toHaveLength(0);
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+
+  it("to plain http on a non-loopback host is refused too", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ status: 301, headers: { location: "http://files.example.com/x.csv" } });
+    expect((await refusal(client.downloadExport(completedJob()))).reason).toBe("insecure");
+    await client.close();
+  });
+});
+
+describe("size checks leave no partial file", () => {
+  it("a body shorter than file_size", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ body: CSV.slice(0, 10) });
+    const error = await client.downloadExport(completedJob()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect((error as Error).message).toContain(`10 of the ${Buffer.byteLength(CSV)} bytes`);
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+
+  it("a body longer than file_size", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ body: `${CSV}${"x".repeat(100_000)}` });
+    await expect(client.downloadExport(completedJob())).rejects.toBeInstanceOf(DownloadFailedError);
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+
+  it("a streamed body over the cap when the job gives no size", async () => {
+    const client = clientFor(server, dir.path, { maxDownloadBytes: 50_000 });
+    server.reply((_req, res) => {
+      // Chunked, no content-length: only counting while streaming can catch it.
+      res.writeHead(200);
+      for (let i = 0; i < 20; i++) res.write("y".repeat(10_000));
+      res.end();
+    });
+    const error = await client
+      .downloadExport(completedJob({ file_size: undefined }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect((error as Error).message).toContain("50000-byte limit");
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+
+  it("an HTTP error from the file host keeps no body and no signature", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({
+      status: 403,
+      body: `<Error><SignatureProvided>${SIGNATURE}</SignatureProvided></Error>`,
+    });
+    const error = (await client
+      .downloadExport(completedJob())
+      .catch((e: unknown) => e)) as DownloadFailedError;
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect(error.status).toBe(403);
+    expect(`${error.message} ${error.detail} ${error.stack}`).not.toContain("topsecret");
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+});
+
+describe("hostile file names stay inside the data directory", () => {
+  const hostile = [
+    "../../x",
+    "/etc/passwd",
+    "a\u0000b/../../c",
+    "..\\..\\windows\\system32",
+    ".bashrc",
+    "..",
+    "",
+    "name\nwith\rcontrol\u0007",
+    "한글 캠페인 리포트",
+    "x".repeat(500),
+  ];
+  it.each(hostile)("%j", async (fileName) => {
+    const client = clientFor(server, dir.path);
+    server.reply({ body: CSV });
+    const file = await client.downloadExport(
+      completedJob({ _id: "../job/../../1", file_name: fileName }),
+    );
+    const exportsDir = resolve(dir.path, "exports");
+    expect(file.path.startsWith(exportsDir + sep)).toBe(true);
+    const name = basename(file.path);
+    expect(resolve(exportsDir, name)).toBe(file.path);
+    expect(name).toMatch(/^[A-Za-z0-9_-]+-[^/\\]+\.csv$/);
+    expect([...name].every((c) => c.charCodeAt(0) >= 0x20)).toBe(true);
+    expect(name.startsWith(".")).toBe(false);
+    expect(name).not.toContain("..");
+    expect(name.length).toBeLessThanOrEqual(64 + 1 + 100 + 5);
+    expect(await listFiles(dir.path)).toEqual([join("exports", name)]);
+    await client.close();
+  });
+
+  it("exportFileName keeps only the last path component and a known extension", () => {
+    expect(exportFileName("job-1", "../../x", "csv")).toBe("job-1-x.csv");
+    expect(exportFileName("job-1", "/etc/passwd", ".XLSX")).toBe("job-1-passwd.xlsx");
+    expect(exportFileName("job-1", "한글 리포트", "csv")).toBe("job-1-한글 리포트.csv");
+    expect(exportFileName("job-1", "..", "csv")).toBe("job-1-export.csv");
+    expect(() => exportFileName("job-1", "x", "sh")).toThrow(DownloadRefusedError);
+    expect(() => exportFileName("..", "x", "csv")).toThrow(DownloadRefusedError);
+  });
+});
