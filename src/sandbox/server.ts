@@ -253,7 +253,16 @@ export function createRequestHandler(ctx: ServerContext) {
       res.socket?.destroySoon();
       return;
     }
-    await pipeline(createReadStream(file.path), res);
+    try {
+      await pipeline(createReadStream(file.path), res);
+    } catch (error) {
+      // A client that goes away mid-download is its own business, not a server fault.
+      if (res.destroyed || res.socket === null || res.writableEnded) {
+        log.debug("sandbox download cut by the client", { job: jobId });
+        return;
+      }
+      throw error;
+    }
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
