@@ -117,7 +117,8 @@ export function createWorld(options: WorldOptions): World {
         schedule_type: campaign.schedule_type,
         conversion: { ...campaign.conversion },
         is_ab_test: campaign.is_ab_test,
-        tasks: tasks.map((task) => ({ ...taskMetrics(task) })),
+        // Copies: callers may shape the response without touching the cache.
+        tasks: tasks.map((task) => structuredClone(taskMetrics(task))),
       });
     }
     return result;

@@ -137,3 +137,23 @@ describe("world contents", () => {
     expect(w.scenario("scn_missing")).toBeUndefined();
   });
 });
+
+describe("KST formatting", () => {
+  it("formats epoch ms as the application's local time, like luxon does", async () => {
+    const { DateTime } = await import("luxon");
+    const { formatKstDate, formatKstDateTime } = await import(
+      "../../../src/sandbox/world/index.js"
+    );
+    for (const ms of [
+      0,
+      NOW,
+      NOW + 54_321_987,
+      Date.parse("2026-12-31T15:00:00Z"),
+      Date.parse("2024-02-28T14:59:59.999Z"),
+    ]) {
+      const local = DateTime.fromMillis(ms, { zone: "Asia/Seoul" });
+      expect(formatKstDateTime(ms)).toBe(local.toFormat("yyyy-MM-dd HH:mm:ss"));
+      expect(formatKstDate(ms)).toBe(local.toFormat("yyyy-MM-dd"));
+    }
+  });
+});
