@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "./harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("campaign_metrics", () => {
+  it("sums each campaign's tasks per the world's own task metrics, money per currency", async () => {
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-10-01",
+      task_to: "2026-11-21",
+      top_n: 500,
+    });
+    expect(r.isError).toBeFalsy();
+    const from = Date.parse("2026-10-01T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    const world = h.sandbox.world;
+    const expected = world.campaigns
+      .map((c) => ({
+        c,
+        tasks: c.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to),
+      }))
+      .filter((x) => x.tasks.length > 0);
+    const campaigns = r.structured.campaigns as Array<Record<string, unknown>>;
+    expect(campaigns.length).toBe(expected.length);
+    for (const { c, tasks } of expected) {
+      const got = campaigns.find((x) => x._id === c._id);
+      const metrics = tasks.map((t) => world.taskMetrics(t));
+      expect(got?.task_count).toBe(tasks.length);
+      expect(got?.sent_count).toBe(metrics.reduce((a, m) => a + m.sent_count, 0));
+      expect(got?.open_count).toBe(metrics.reduce((a, m) => a + m.open_count, 0));
+      const revenue: Record<string, number> = {};
+      for (const m of metrics)
+        revenue[m.revenue_currency] = (revenue[m.revenue_currency] ?? 0) + m.revenue;
+      expect(got?.revenue).toEqual(revenue);
+      const received = metrics.reduce((a, m) => a + m.received_count, 0);
+      expect(got?.computed_open_rate).toBeCloseTo(
+        received === 0 ? 0 : (got?.open_count as number) / received,
+      );
+    }
+    const totals = r.structured.totals as Record<string, number>;
+    expect(totals.sent_count).toBe(campaigns.reduce((a, c) => a + (c.sent_count as number), 0));
+    const window = r.structured.window as Record<string, unknown>;
+    expect(window.task_from).toBe("2026-10-01T00:00:00+09:00");
+    expect(window.task_to).toBe("2026-11-22T00:00:00+09:00");
+    expect((window.utc as Record<string, string>).from).toBe("2026-09-30T15:00:00.000Z");
+    expect(r.structured.data_source).toBe("service");
+  });
+
+  it("splits a 400-day window into 180-day requests and merges campaigns once", async () => {
+    const before = h.sandbox.faults.requestCounts.campaign_metrics;
+    const r = await h.call("campaign_metrics", {
+      task_from: "2025-10-18",
+      task_to: "2026-11-21",
+      top_n: 500,
+      include_tasks: true,
+    });
+    expect(r.isError).toBeFalsy();
+    expect(h.sandbox.faults.requestCounts.campaign_metrics - before).toBe(3);
+    expect((r.structured.window as Record<string, number>).requests).toBe(3);
+    const campaigns = r.structured.campaigns as Array<{ _id: string; task_count: number }>;
+    expect(new Set(campaigns.map((c) => c._id)).size).toBe(campaigns.length);
+    const from = Date.parse("2025-10-18T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    for (const c of campaigns) {
+      const world = h.sandbox.world.campaign(c._id);
+      const inWindow = world?.tasks.filter(
+        (t) => t.scheduled_at >= from && t.scheduled_at < to,
+      ).length;
+      expect(c.task_count).toBe(inWindow);
+    }
+    const tasks = r.structured.tasks as Array<{ _id: string }>;
+    expect(new Set(tasks.map((t) => t._id)).size).toBe(tasks.length);
+  });
+
+  it("filters by schedule type, tag and name, sorts and caps with a count of the rest", async () => {
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-06-01",
+      task_to: "2026-11-21",
+      campaign_schedule_type: "recurring",
+      top_n: 2,
+      sort_by: "sent",
+    });
+    const campaigns = r.structured.campaigns as Array<{
+      schedule_type: string;
+      sent_count: number;
+    }>;
+    expect(campaigns.length).toBe(2);
+    expect(campaigns.every((c) => c.schedule_type === "recurring")).toBe(true);
+    expect(campaigns[0]?.sent_count).toBeGreaterThanOrEqual(campaigns[1]?.sent_count ?? 0);
+    const matched = r.structured.matched_campaigns as number;
+    expect(r.structured.more_not_shown).toBe(matched - 2);
+    expect(r.text).toContain(`${matched - 2} more not shown`);
+
+    const tagged = await h.call("campaign_metrics", {
+      task_from: "2026-06-01",
+      task_to: "2026-11-21",
+      tag: "리포트",
+    });
+    const ids = (tagged.structured.campaigns as Array<{ tags: string[] }>).map((c) => c.tags);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.every((tags) => tags.includes("리포트"))).toBe(true);
+  });
+
+  it("defaults to the last 30 days and rejects bad windows before any request", async () => {
+    const r = await h.call("campaign_metrics", {});
+    expect((r.structured.window as Record<string, string>).task_from).toBe(
+      "2026-10-24T00:00:00+09:00",
+    );
+    const before = h.sandbox.faults.requestCounts.campaign_metrics;
+    const bad = await h.call("campaign_metrics", {
+      task_from: "2026-11-10",
+      task_to: "2026-11-01",
+    });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toContain("task_from");
+    const badFormat = await h.call("campaign_metrics", { task_from: "last week" });
+    expect(badFormat.isError).toBe(true);
+    expect(badFormat.text).toContain("YYYY-MM-DD");
+    const badTop = await h.call("campaign_metrics", { top_n: 0 });
+    expect(badTop.isError).toBe(true);
+    expect(badTop.text).toContain("top_n must be a whole number 1 to 500");
+    expect(h.sandbox.faults.requestCounts.campaign_metrics).toBe(before);
+  });
+});

@@ -1,0 +1,171 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "./harness.js";
+
+let h: Harness;
+let campaignId: string;
+let scenarioId: string;
+beforeAll(async () => {
+  h = await startHarness({ env: { CRM_EXPORT_BUDGET: "6/600" } });
+  const normal = h.sandbox.world.campaigns.find(
+    (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated),
+  );
+  campaignId = normal?._id ?? "";
+  scenarioId = h.sandbox.world.scenarios[0]?._id ?? "";
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("start_export and check_export", () => {
+  it("creates, waits with progress notifications, downloads and lists the file as a resource", async () => {
+    const progress: string[] = [];
+    const raw = await h.client.callTool(
+      {
+        name: "start_export",
+        arguments: { type: "campaign_event_data", campaign_id: campaignId, wait_seconds: 10 },
+      },
+      { onprogress: (p: { message?: string }) => progress.push(p.message ?? "") },
+    );
+    const r = raw as {
+      isError?: boolean;
+      structuredContent: Record<string, unknown>;
+      content: Array<Record<string, unknown>>;
+    };
+    expect(r.isError).toBeFalsy();
+    const job = r.structuredContent.job as Record<string, unknown>;
+    expect(job.status).toBe("completed");
+    expect(String(job.download_url)).not.toMatch(/sig|signature|token=/i);
+    const path = r.structuredContent.file_path as string;
+    expect(existsSync(path)).toBe(true);
+    expect(readFileSync(path, "utf8").split(/\r?\n/)[0]).toBe(
+      "task_id,scheduled_at,group,event_type,user_id,platform_user_id,captured_at,channel,error_code,error_message,event_properties,custom_event_properties,internal_event_properties",
+    );
+    expect(progress.length).toBeGreaterThan(0);
+    expect(
+      progress.some(
+        (m) => m.includes("completed") || m.includes("processing") || m.includes("triggered"),
+      ),
+    ).toBe(true);
+    const link = r.content.find((c) => c.type === "resource_link");
+    expect(link?.uri).toBe(`crm-export://${job._id}`);
+    const listed = await h.client.listResources();
+    expect(listed.resources.map((x) => x.uri)).toContain(`crm-export://${job._id}`);
+    const read = await h.client.readResource({ uri: `crm-export://${job._id}` });
+    const first = read.contents[0] as { text?: string };
+    // Inline for small files; large ones are described by path (this sandbox campaign is MBs).
+    const inline = (first.text ?? "").startsWith("task_id,");
+    if (!inline) expect(first.text).toContain(path);
+
+    // Identical request: answered from the ledger, no new creation.
+    const creates = h.sandbox.faults.requestCounts.create_export_job;
+    const again = await h.call("start_export", {
+      type: "campaign_event_data",
+      campaign_id: campaignId,
+    });
+    expect(again.structured.reused).toBe(true);
+    expect((again.structured.job as Record<string, unknown>)._id).toBe(job._id);
+    expect(again.text).toContain("ledger");
+    expect(h.sandbox.faults.requestCounts.create_export_job).toBe(creates);
+    // force creates a new job.
+    const forced = await h.call("start_export", {
+      type: "campaign_event_data",
+      campaign_id: campaignId,
+      force: true,
+      wait_seconds: 0,
+    });
+    expect(forced.structured.reused).toBe(false);
+    expect(h.sandbox.faults.requestCounts.create_export_job).toBe(creates + 1);
+  });
+
+  it("returns at once with wait_seconds 0 and the exact check_export follow-up; check_export finishes it", async () => {
+    const r = await h.call("start_export", {
+      type: "scenario_daily_metrics",
+      scenario_id: scenarioId,
+      from: "2026-11-01",
+      to: "2026-11-15",
+      wait_seconds: 0,
+    });
+    expect(r.isError).toBeFalsy();
+    const job = r.structured.job as Record<string, string>;
+    expect(job.status).toBe("triggered");
+    expect(job.from).toBe("2026-11-01T00:00:00.000+09:00");
+    const next = `check_export {"job_id":"${job._id}","wait_seconds":30}`;
+    expect(r.structured.next_step).toBe(next);
+    expect(r.text).toContain(next);
+    const done = await h.call("check_export", { job_id: job._id, wait_seconds: 10 });
+    expect(done.isError).toBeFalsy();
+    expect((done.structured.job as Record<string, string>).status).toBe("completed");
+    expect(String(done.structured.file_path)).toMatch(/\.xlsx$/);
+  });
+
+  it("lists recent jobs from the ledger, also after a restart", async () => {
+    const list = await h.call("check_export", {});
+    const jobs = list.structured.jobs as Array<Record<string, unknown>>;
+    expect(jobs.length).toBeGreaterThanOrEqual(3);
+    expect(jobs[0]?.type).toBe("scenario_daily_metrics");
+    const restarted = await h.restart();
+    const again = (await restarted.callTool({ name: "check_export", arguments: {} })) as {
+      structuredContent: { jobs: unknown[] };
+    };
+    expect(again.structuredContent.jobs).toEqual(jobs);
+  });
+
+  it("stops waiting when the call is cancelled", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = h.client.callTool(
+      {
+        name: "start_export",
+        arguments: {
+          type: "scenario_daily_metrics",
+          scenario_id: scenarioId,
+          from: "2026-10-01",
+          to: "2026-10-02",
+          wait_seconds: 40,
+        },
+      },
+      { signal: controller.signal, onprogress: () => undefined },
+    );
+    setTimeout(() => controller.abort(), 300);
+    await expect(pending).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("validates inputs before any request", async () => {
+    const creates = h.sandbox.faults.requestCounts.create_export_job;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ type: "campaign_event_data" }, "campaign_id is required"],
+      [
+        { type: "scenario_daily_metrics", scenario_id: scenarioId, from: "2026-11-01" },
+        "from and to are both required",
+      ],
+      [
+        { type: "scenario_daily_metrics", from: "2026-11-01", to: "2026-11-02" },
+        "scenario_id is required",
+      ],
+      [
+        { type: "campaign_event_data", campaign_id: "x", scenario_id: "y" },
+        "scenario_id belongs to",
+      ],
+      [{ type: "campaign_event_data", campaign_id: "x", from: "2026-13-01" }, "not a valid date"],
+      [
+        { type: "campaign_event_data", campaign_id: "x", from: "2026-11-05", to: "2026-11-01" },
+        "is after to",
+      ],
+      [
+        { type: "campaign_event_data", campaign_id: "x", wait_seconds: 99 },
+        "wait_seconds must be between 0 and 50",
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await h.call("start_export", args);
+      expect(r.isError, JSON.stringify(args)).toBe(true);
+      expect(r.text).toContain(message);
+    }
+    const badId = await h.call("check_export", { job_id: "exp_does_not_exist", wait_seconds: 0 });
+    expect(badId.isError).toBe(true);
+    expect(badId.text).toMatch(/not found/i);
+    expect(h.sandbox.faults.requestCounts.create_export_job).toBe(creates);
+  });
+});

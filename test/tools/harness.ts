@@ -1,0 +1,101 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { createApiClient } from "../../src/api/client.js";
+import { type Config, loadConfig } from "../../src/config.js";
+import { startSandbox } from "../../src/sandbox/index.js";
+import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { createServer } from "../../src/server.js";
+
+/** The sandbox clock's "today": data lies before it (2026-11-22 in KST). */
+export const SANDBOX_NOW = "2026-11-22T09:00:00+09:00";
+
+export interface Harness {
+  sandbox: RunningSandbox;
+  client: Client;
+  config: Config;
+  dataDir: string;
+  /** Connects a second client to a fresh server on the same data folder (a restart). */
+  restart(): Promise<Client>;
+  call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+export interface ToolResult {
+  isError?: boolean;
+  text: string;
+  structured: Record<string, unknown>;
+  content: Array<{ type: string; [key: string]: unknown }>;
+}
+
+export async function startHarness(
+  options: { jobSeconds?: number; env?: Record<string, string>; sandbox?: RunningSandbox } = {},
+): Promise<Harness> {
+  const sandbox =
+    options.sandbox ??
+    (await startSandbox({ now: SANDBOX_NOW, jobSeconds: options.jobSeconds ?? 0.4 }));
+  const dataDir = await mkdtemp(join(tmpdir(), "crm-tools-"));
+  const config = loadConfig({
+    CRM_BASE_URL: sandbox.base_url,
+    CRM_APPLICATION_ID: sandbox.application_id,
+    CRM_SECRET_KEY: sandbox.secret_key,
+    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
+    CRM_DATA_DIR: dataDir,
+    CRM_POLL_INTERVAL_SECONDS: "0.2",
+    ...options.env,
+  });
+  const servers: Array<{ close(): Promise<void> }> = [];
+  const clients: Client[] = [];
+  const connect = async () => {
+    // Short retry delays keep fault-injection tests fast; the retry logic itself is the client's.
+    const api = createApiClient({
+      baseUrl: sandbox.base_url,
+      realtimeBaseUrl: sandbox.realtime_base_url,
+      applicationId: sandbox.application_id,
+      secretKey: config.secretKey ?? "",
+      recommendSecretKey: config.recommendSecretKey ?? "",
+      dataDir,
+      retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
+    });
+    const built = createServer(config, { api, now: () => Date.parse(SANDBOX_NOW) });
+    servers.push({ close: async () => (await built.close(), await api.close()) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await built.server.connect(serverSide);
+    await client.connect(clientSide);
+    clients.push(client);
+    return client;
+  };
+  const client = await connect();
+  const call = async (name: string, args: Record<string, unknown>) =>
+    toResult(await client.callTool({ name, arguments: args }));
+  return {
+    sandbox,
+    client,
+    config,
+    dataDir,
+    restart: connect,
+    call,
+    async close() {
+      for (const c of clients) await c.close();
+      for (const s of servers) await s.close();
+      if (options.sandbox === undefined) await sandbox.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function toResult(raw: unknown): ToolResult {
+  const r = raw as {
+    isError?: boolean;
+    content?: Array<{ type: string; text?: string }>;
+    structuredContent?: Record<string, unknown>;
+  };
+  const content = (r.content ?? []) as ToolResult["content"];
+  const text = (r.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("\n");
+  return { isError: r.isError, text, structured: r.structuredContent ?? {}, content };
+}
