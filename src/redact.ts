@@ -22,11 +22,11 @@ export function redact(text: string): string {
   return out.replace(URL_QUERY, "$1?[REDACTED]").replace(AUTH_HEADER, "$1[REDACTED]");
 }
 
-/** A URL safe to show: scheme, host and path only. */
+/** A URL safe to show: scheme, host and path only (a key pasted into the path is masked too). */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+    return redact(`${parsed.protocol}//${parsed.host}${parsed.pathname}`);
   } catch {
     return redact(url);
   }

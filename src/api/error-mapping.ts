@@ -120,35 +120,16 @@ export interface HttpFailure {
 /** Maps a non-2xx response to its typed error. */
 export function mapHttpError(failure: HttpFailure): ApiError {
   const { operation, status, body } = failure;
-  const code = extractErrorCode(body);
+  // A service echoing the key back as a "code" must not smuggle it into the message.
+  const rawCode = extractErrorCode(body);
+  const code = rawCode === undefined ? undefined : redact(rawCode);
   const init = { operation, status, code, detail: bodyDetail(body) };
   const known = knownCode(code);
   const label = operationLabel(operation);
-  const keyVariable =
-    operation === "recommend"
-      ? "CRM_RECOMMEND_SECRET_KEY"
-      : "CRM_SECRET_KEY (and CRM_APPLICATION_ID)";
 
-  // A recognised code decides, whatever the status carrying it (spec 7.2 uses 400 for all of them).
-  if (known === "unauthorized" || status === 401 || status === 403) {
-    return new AuthenticationError(
-      `${label} failed: the service rejected the secret key (authentication failed). Check ${keyVariable}.`,
-      init,
-    );
-  }
-  if (known === "resourcenotfound") return notFound(operation, init);
-  if (known === "limitexceeded") {
-    return new LimitExceededError(
-      "The campaign range is too large to export (over 2,000,000 sends or more than 120 rounds). Narrow the period and split it into several jobs.",
-      init,
-    );
-  }
-  if (known === "resourcenotready") {
-    return new ResourceNotReadyError(
-      "No round in the requested range has finished aggregating yet. Try again after aggregation, or choose an earlier period.",
-      init,
-    );
-  }
+  // The status decides where the spec gives it a meaning; a code in the body only refines a 400
+  // (spec 7.2 puts every export error on 400) or a status the spec does not list.
+  if (status === 401 || status === 403) return unauthorized(operation, init);
   if (status === 404) return notFound(operation, init);
   if (status === 412 && operation === "recommend") {
     return new CandidateCacheNotReadyError(
@@ -178,6 +159,20 @@ export function mapHttpError(failure: HttpFailure): ApiError {
       init,
     );
   }
+  if (known === "unauthorized") return unauthorized(operation, init);
+  if (known === "resourcenotfound") return notFound(operation, init);
+  if (known === "limitexceeded") {
+    return new LimitExceededError(
+      "The campaign range is too large to export (over 2,000,000 sends or more than 120 rounds). Narrow the period and split it into several jobs.",
+      init,
+    );
+  }
+  if (known === "resourcenotready") {
+    return new ResourceNotReadyError(
+      "No round in the requested range has finished aggregating yet. Try again after aggregation, or choose an earlier period.",
+      init,
+    );
+  }
   if (status >= 400) {
     return new BadRequestError(
       `${label} failed: the service rejected the request as missing or malformed parameters (HTTP ${status}${code === undefined ? "" : `, ${code}`}).`,
@@ -190,10 +185,25 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   );
 }
 
-function notFound(
-  operation: ApiOperation,
-  init: { operation: ApiOperation; status: number; code: string | undefined; detail?: string },
-): NotFoundError {
+function unauthorized(operation: ApiOperation, init: ErrorInit): AuthenticationError {
+  const keyVariable =
+    operation === "recommend"
+      ? "CRM_RECOMMEND_SECRET_KEY"
+      : "CRM_SECRET_KEY (and CRM_APPLICATION_ID)";
+  return new AuthenticationError(
+    `${operationLabel(operation)} failed: the service rejected the secret key (authentication failed). Check ${keyVariable}.`,
+    init,
+  );
+}
+
+type ErrorInit = {
+  operation: ApiOperation;
+  status: number;
+  code: string | undefined;
+  detail?: string | undefined;
+};
+
+function notFound(operation: ApiOperation, init: ErrorInit): NotFoundError {
   const what =
     operation === "recommend"
       ? "No active recommendation slot matches this slot key, or the application does not exist. Check slot_key and CRM_APPLICATION_ID."
