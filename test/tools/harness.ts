@@ -30,7 +30,13 @@ export interface ToolResult {
 }
 
 export async function startHarness(
-  options: { jobSeconds?: number; env?: Record<string, string>; sandbox?: RunningSandbox } = {},
+  options: {
+    jobSeconds?: number;
+    env?: Record<string, string>;
+    sandbox?: RunningSandbox;
+    /** The API client's clock (for download-URL expiry), e.g. the sandbox's shifted clock. */
+    apiNow?: () => number;
+  } = {},
 ): Promise<Harness> {
   const sandbox =
     options.sandbox ??
@@ -57,9 +63,15 @@ export async function startHarness(
       recommendSecretKey: config.recommendSecretKey ?? "",
       dataDir,
       retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
+      ...(options.apiNow === undefined ? {} : { now: options.apiNow }),
     });
     const built = createServer(config, { api, now: () => Date.parse(SANDBOX_NOW) });
-    servers.push({ close: async () => (await built.close(), await api.close()) });
+    servers.push({
+      close: async () => {
+        await built.close();
+        await api.close();
+      },
+    });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "test", version: "1.0.0" });
     await built.server.connect(serverSide);
