@@ -1,0 +1,198 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MetricsResponse } from "../../src/api/schemas.js";
+import type { CrmApi } from "../../src/api/types.js";
+import { loadConfig } from "../../src/config.js";
+import { createServer } from "../../src/server.js";
+
+async function connect(server: ReturnType<typeof createServer>) {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await server.server.connect(b);
+  await client.connect(a);
+  return client;
+}
+
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "crm-server-"));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("what the model sees", () => {
+  it("every tool has a title, a description with an example, annotations and an output schema", async () => {
+    const built = createServer(loadConfig({ CRM_DATA_DIR: dataDir }));
+    const client = await connect(built);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining([
+          "campaign_metrics",
+          "start_export",
+          "check_export",
+          "recommend_products",
+        ]),
+      );
+      for (const tool of tools) {
+        expect(tool.title, tool.name).toBeTruthy();
+        expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(200);
+        expect(tool.description, tool.name).toContain(`Example: ${tool.name} {`);
+        expect(tool.annotations, tool.name).toBeDefined();
+        expect(typeof tool.annotations?.readOnlyHint, tool.name).toBe("boolean");
+        expect(tool.annotations?.openWorldHint, tool.name).toBe(true);
+        expect(tool.outputSchema?.type, tool.name).toBe("object");
+        expect(Object.keys(tool.outputSchema?.properties ?? {}), tool.name).toContain("summary");
+        // One file per tool, named like the tool.
+        expect(existsSync(join("src/tools", `${tool.name.replace(/_/g, "-")}.ts`)), tool.name).toBe(
+          true,
+        );
+        if (tool.name === "start_export") {
+          expect(tool.annotations).toMatchObject({
+            readOnlyHint: false,
+            destructiveHint: false,
+            idempotentHint: false,
+          });
+        } else {
+          expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+        }
+      }
+      expect(client.getInstructions()).toContain("10 export-job creations per 10 minutes");
+      await expect(JSON.stringify(tools, null, 2)).toMatchFileSnapshot(
+        "__snapshots__/tools-list.json",
+      );
+    } finally {
+      await client.close();
+      await built.close();
+    }
+  });
+});
+
+describe("sandbox mode", () => {
+  it("starts the sandbox lazily and labels every result as sandbox data", async () => {
+    const built = createServer(
+      loadConfig({ CRM_DATA_DIR: dataDir, CRM_SANDBOX_NOW: "2026-11-22T09:00:00+09:00" }),
+    );
+    const client = await connect(built);
+    try {
+      const r = (await client.callTool({
+        name: "recommend_products",
+        arguments: { slot_key: "best_sellers", limit: 3 },
+      })) as { content: Array<{ text?: string }>; structuredContent: Record<string, unknown> };
+      expect(r.content[0]?.text).toContain("Sandbox data");
+      expect(r.structuredContent.data_source).toBe("sandbox");
+      // The sandbox's own products serve as the catalog.
+      const products = r.structuredContent.products as Array<{ name?: string }>;
+      expect(products.every((p) => typeof p.name === "string" && p.name.length > 0)).toBe(true);
+      const bad = (await client.callTool({
+        name: "recommend_products",
+        arguments: { slot_key: "x", limit: 0 },
+      })) as {
+        isError: boolean;
+        content: Array<{ text?: string }>;
+      };
+      expect(bad.isError).toBe(true);
+      expect(bad.content[0]?.text).toContain("Sandbox data");
+    } finally {
+      await client.close();
+      await built.close();
+    }
+  });
+});
+
+describe("campaign_metrics text budget", () => {
+  it("stays under 4,000 characters for 500 campaigns by default", async () => {
+    const campaigns: MetricsResponse["campaigns"] = Array.from({ length: 500 }, (_, i) => ({
+      _id: `cmp_${String(i).padStart(12, "0")}`,
+      name: `캠페인 이름이 꽤 긴 편인 정기 발송 캠페인 번호 ${i}`,
+      tags: ["태그"],
+      schedule_type: i % 2 === 0 ? "once" : "recurring",
+      conversion: { event_type: "purchase", window_unit: "d", window_amount: 7 },
+      is_ab_test: false,
+      tasks: [task(`t${i}`, `cmp_${String(i).padStart(12, "0")}`, 1000 + i)],
+    }));
+    // Only the metrics endpoint is needed: a 500-campaign world is not something the sandbox makes.
+    const api: CrmApi = {
+      campaignMetrics: async () => ({ campaigns }),
+      recommend: unused,
+      createExportJob: unused,
+      getExportJob: unused,
+      downloadExport: unused,
+    };
+    const built = createServer(loadConfig({ CRM_DATA_DIR: dataDir }), {
+      api,
+      now: () => Date.parse("2026-11-22T00:00:00Z"),
+    });
+    const client = await connect(built);
+    try {
+      const r = (await client.callTool({ name: "campaign_metrics", arguments: {} })) as {
+        content: Array<{ text?: string }>;
+        structuredContent: {
+          campaigns: unknown[];
+          more_not_shown: number;
+          totals: { sent_count: number };
+        };
+      };
+      const text = r.content[0]?.text ?? "";
+      expect(text.length).toBeLessThan(4000);
+      expect(text).toContain("480 more not shown");
+      expect(r.structuredContent.campaigns.length).toBe(20);
+      expect(r.structuredContent.totals.sent_count).toBe(
+        campaigns.reduce((a, _, i) => a + 1000 + i, 0),
+      );
+    } finally {
+      await client.close();
+      await built.close();
+    }
+  });
+});
+
+async function unused(): Promise<never> {
+  throw new Error("not used in this test");
+}
+
+function task(
+  id: string,
+  campaignId: string,
+  sent: number,
+): MetricsResponse["campaigns"][number]["tasks"][number] {
+  const money = { value: 0, currency: "KRW" };
+  return {
+    _id: id,
+    campaign_id: campaignId,
+    scheduled_at: "2026-11-10T01:00:00.000Z",
+    sent_at: "2026-11-10T01:00:00.000Z",
+    channel: "app_push",
+    sent_count: sent,
+    received_count: sent - 10,
+    open_count: 100,
+    click_count: 10,
+    click_target_counts: [],
+    purchase_count: 5,
+    purchase_count_by_click: 1,
+    purchase_count_by_open: 5,
+    purchase_count_by_received: 5,
+    revenue: 150000,
+    revenue_currency: "KRW",
+    revenue_by_click: money,
+    revenue_by_open: money,
+    revenue_by_received: money,
+    cost: 2000,
+    cost_currency: "KRW",
+    sent_user_count: sent,
+    received_user_count: sent - 10,
+    open_user_count: 90,
+    click_user_count: 9,
+    purchase_user_count_by_click: 1,
+    purchase_user_count_by_open: 5,
+    purchase_user_count_by_received: 5,
+    open_rate: 0.1,
+    conversion_rate: 0.05,
+    roas: 75,
+  };
+}

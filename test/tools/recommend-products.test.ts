@@ -1,0 +1,81 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "./harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("recommend_products", () => {
+  it("returns the slot's IDs in order with metadata, as the world recommends", async () => {
+    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const r = await h.call("recommend_products", {
+      slot_key: "home_personalized",
+      platform_user_id: user,
+      limit: 5,
+    });
+    expect(r.isError).toBeFalsy();
+    const expected = h.sandbox.world.recommend(
+      "home_personalized",
+      { platform_user_id: user, limit: 5 },
+      1e9,
+    );
+    expect(expected.status).toBe(200);
+    if (expected.status === 200) expect(r.structured.item_ids).toEqual(expected.item_ids);
+    expect(r.structured.metadata).toBeTypeOf("object");
+    expect(r.text).toContain(`user ${user}`);
+  });
+
+  it("passes reference products and enriches IDs from a CSV catalog", async () => {
+    const first = h.sandbox.world.products[0];
+    const csv = join(h.dataDir, "catalog.csv");
+    const rows = h.sandbox.world.products.map((p) => `${p.id},"${p.name}",${p.price}`);
+    await writeFile(csv, `item_id,name,price\n${rows.join("\n")}\n`);
+    const withCatalog = await startHarness({
+      sandbox: h.sandbox,
+      env: { CRM_PRODUCT_CATALOG: csv },
+    });
+    try {
+      const r = await withCatalog.call("recommend_products", {
+        slot_key: "pdp_similar",
+        item_ids: [first?.id],
+        limit: 3,
+      });
+      expect(r.isError).toBeFalsy();
+      const products = r.structured.products as Array<{
+        id: string;
+        name?: string;
+        price?: number;
+      }>;
+      expect(products.length).toBe((r.structured.item_ids as string[]).length);
+      for (const p of products) {
+        const known = h.sandbox.world.products.find((x) => x.id === p.id);
+        expect(p.name).toBe(known?.name);
+        expect(p.price).toBe(known?.price);
+      }
+    } finally {
+      await withCatalog.close();
+    }
+  });
+
+  it("rejects limit and offset out of range before any request", async () => {
+    const before = h.sandbox.faults.requestCounts.recommend;
+    for (const [args, message] of [
+      [{ limit: 0 }, "limit must be a whole number 1 to 1000"],
+      [{ limit: 1001 }, "limit must be a whole number 1 to 1000"],
+      [{ limit: 2.5 }, "limit must be a whole number"],
+      [{ offset: -1 }, "offset must be a whole number 0 or more"],
+      [{ slot_key: " " }, "slot_key must not be empty"],
+    ] as const) {
+      const r = await h.call("recommend_products", { slot_key: "best_sellers", ...args });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain(message);
+    }
+    expect(h.sandbox.faults.requestCounts.recommend).toBe(before);
+  });
+});
