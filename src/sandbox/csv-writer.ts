@@ -7,8 +7,8 @@ import type { CampaignRow, SandboxRound, SandboxTask, World } from "./world/type
  * RFC 4180 quoting, CRLF record ends (RFC 4180; a line break inside a quoted error message stays
  * as the carrier wrote it), times as `YYYY-MM-DD HH:mm:ss` in the application's zone.
  *
- * Rows come from `world.roundRows()` one at a time and leave in ~1 MiB chunks; each chunk's write
- * is awaited, so memory stays bounded whatever the export size.
+ * Rows come from `world.roundRows()` one at a time and leave in 1 MiB chunks; at most one chunk
+ * is being written while the next is filled, so memory stays bounded whatever the export size.
  */
 
 export interface SelectedRound {
@@ -16,7 +16,6 @@ export interface SelectedRound {
   round: SandboxRound;
 }
 
-const CHUNK_CHARS = 1 << 20;
 const EOL = "\r\n";
 const NEEDS_QUOTES = /[",\r\n]/;
 const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, "0"));
@@ -67,9 +66,12 @@ export interface CsvWriteResult {
   rows: number;
 }
 
+/** Two buffers: one is filled while the other is being written. */
+const BUFFER_BYTES = 1 << 20;
+
 /** Writes the rounds' rows to `path` (created or truncated); stops with an error when aborted. */
 export async function writeCampaignCsv(
-  world: World,
+  world: Pick<World, "roundRows">,
   rounds: readonly SelectedRound[],
   path: string,
   offsetMinutes: number,
@@ -77,17 +79,42 @@ export async function writeCampaignCsv(
 ): Promise<CsvWriteResult> {
   const file = await open(path, "w");
   const time = createTimeFormatter(offsetMinutes);
+  const buffers = [Buffer.allocUnsafe(BUFFER_BYTES), Buffer.allocUnsafe(BUFFER_BYTES)];
+  let current = 0;
+  let buffer = buffers[0] as Buffer;
+  let used = 0;
   let bytes = 0;
   let rows = 0;
-  let chunk = `${CAMPAIGN_CSV_COLUMNS.join(",")}${EOL}`;
+  // Rows are encoded straight into a preallocated buffer: building one big string per chunk
+  // made the garbage collector the bottleneck.
+  let pending: Promise<unknown> = Promise.resolve();
   const flush = async (): Promise<void> => {
     signal?.throwIfAborted();
-    const buffer = Buffer.from(chunk, "utf8");
-    chunk = "";
-    bytes += buffer.length;
-    await file.write(buffer);
+    await pending;
+    if (used === 0) return;
+    const full = buffer.subarray(0, used);
+    bytes += used;
+    pending = file.write(full);
+    current = 1 - current;
+    buffer = buffers[current] as Buffer;
+    used = 0;
+  };
+  const put = async (text: string): Promise<void> => {
+    // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
+    if (used + text.length * 3 > BUFFER_BYTES) {
+      await flush();
+      if (text.length * 3 > BUFFER_BYTES) {
+        const big = Buffer.from(text, "utf8");
+        await pending;
+        bytes += big.length;
+        pending = file.write(big);
+        return;
+      }
+    }
+    used += buffer.write(text, used, "utf8");
   };
   try {
+    await put(`${CAMPAIGN_CSV_COLUMNS.join(",")}${EOL}`);
     for (const { task, round } of rounds) {
       let scheduledMs = Number.NaN;
       let scheduled = "";
@@ -96,13 +123,16 @@ export async function writeCampaignCsv(
           scheduledMs = row.scheduled_at;
           scheduled = time(scheduledMs);
         }
-        chunk += formatRow(row, time, scheduled);
+        const line = formatRow(row, time, scheduled);
         rows += 1;
-        if (chunk.length >= CHUNK_CHARS) await flush();
+        if (used + line.length * 3 <= BUFFER_BYTES) used += buffer.write(line, used, "utf8");
+        else await put(line);
       }
     }
     await flush();
+    await pending;
   } finally {
+    await pending.catch(() => undefined);
     await file.close();
   }
   return { bytes, rows };
