@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
-import { join } from "node:path";
-import { IANAZone } from "luxon";
+import { isAbsolute, join } from "node:path";
+import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
 import { isLoopbackHost } from "./net.js";
 
@@ -66,10 +66,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const mode = blankToUndefined(env.CRM_BASE_URL) === undefined ? "sandbox" : "remote";
 
   const applicationId = read("CRM_APPLICATION_ID", optionalText, "my-application-id");
-  const secretKey = read("CRM_SECRET_KEY", optionalText, "<secret key from your account manager>");
+  const secretKey = read("CRM_SECRET_KEY", optionalKey, "<secret key from your account manager>");
   const recommendSecretKey = read(
     "CRM_RECOMMEND_SECRET_KEY",
-    optionalText,
+    optionalKey,
     "<the application's secret key>",
   );
   if (mode === "remote") {
@@ -90,9 +90,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   }
 
   const timeZone = read("CRM_TIME_ZONE", timeZoneSchema, "Asia/Seoul") ?? "Asia/Seoul";
+  const dataDirInput = read("CRM_DATA_DIR", optionalText, "/home/me/.local/share/crm-insights-mcp");
   const dataDir =
-    read("CRM_DATA_DIR", optionalText, "/home/me/.local/share/crm-insights-mcp") ??
-    defaultDataDir(env, context);
+    dataDirInput === undefined
+      ? defaultDataDir(env, context)
+      : absoluteDataDir(dataDirInput, context, problems);
   const downloadHosts = read("CRM_DOWNLOAD_HOSTS", hostList, "files.example.com,cdn.example.com");
 
   const pollIntervalSeconds =
@@ -154,6 +156,23 @@ export function defaultDataDir(env: NodeJS.ProcessEnv, context: ConfigContext = 
   );
 }
 
+/**
+ * A relative data folder would follow whatever directory the assistant happens to start us in,
+ * so only absolute paths (or `~/...`) are accepted.
+ */
+function absoluteDataDir(value: string, context: ConfigContext, problems: string[]): string {
+  const expanded =
+    value === "~" || value.startsWith("~/")
+      ? join(context.homeDir ?? homedir(), value.slice(1))
+      : value;
+  if (!isAbsolute(expanded)) {
+    problems.push(
+      `CRM_DATA_DIR: "${value}" is a relative path; give an absolute path. Example of a good value: CRM_DATA_DIR=/home/me/.local/share/crm-insights-mcp`,
+    );
+  }
+  return expanded;
+}
+
 function blankToUndefined(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed === undefined || trimmed === "" ? undefined : trimmed;
@@ -164,6 +183,14 @@ function hasProblem(problems: string[], name: string): boolean {
 }
 
 const optionalText = z.string().optional();
+
+// A line break or other control character would break the Authorization header (or smuggle one).
+const optionalKey = z
+  .string()
+  .optional()
+  .refine((value) => value === undefined || /^[!-~]+$/.test(value), {
+    message: "must be printable ASCII without spaces or control characters",
+  });
 
 const optionalUrl = z
   .string()
@@ -235,7 +262,8 @@ const integer = z.coerce
 const optionalIsoDateTime = z
   .string()
   .optional()
-  .refine((value) => value === undefined || !Number.isNaN(Date.parse(value)), {
+  // Date.parse accepts almost anything ("1", "May 5"); luxon reads only ISO 8601.
+  .refine((value) => value === undefined || DateTime.fromISO(value, { setZone: true }).isValid, {
     message: "not an ISO 8601 date-time",
   });
 

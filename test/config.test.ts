@@ -1,0 +1,194 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { apiClientOptionsFromConfig } from "../src/api/client.js";
+import { ConfigError, defaultDataDir, loadConfig } from "../src/config.js";
+
+const HOME = "/home/tester";
+const load = (env: Record<string, string>) => loadConfig(env, { homeDir: HOME, platform: "linux" });
+const remote = {
+  CRM_BASE_URL: "https://api.example.com/",
+  CRM_APPLICATION_ID: "app-1",
+  CRM_SECRET_KEY: "sk-export",
+};
+
+function configError(env: Record<string, string>): string {
+  try {
+    load(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("defaults", () => {
+  it("is sandbox mode with defaults when nothing is set", () => {
+    const config = load({});
+    expect(config).toEqual({
+      mode: "sandbox",
+      baseUrl: undefined,
+      realtimeBaseUrl: undefined,
+      applicationId: undefined,
+      secretKey: undefined,
+      recommendSecretKey: undefined,
+      timeZone: "Asia/Seoul",
+      dataDir: join(HOME, ".local", "share", "crm-insights-mcp"),
+      downloadHosts: undefined,
+      pollIntervalSeconds: 5,
+      exportBudget: { count: 10, windowSeconds: 600 },
+      productCatalogPath: undefined,
+      maxDownloadBytes: 2048 * 1024 * 1024,
+      sandbox: { seed: 42, now: undefined, jobSeconds: 3 },
+    });
+  });
+
+  it("remote mode: trailing slash trimmed, realtime and recommend key default to the others", () => {
+    const config = load(remote);
+    expect(config.mode).toBe("remote");
+    expect(config.baseUrl).toBe("https://api.example.com");
+    expect(config.realtimeBaseUrl).toBe("https://api.example.com");
+    expect(config.recommendSecretKey).toBe("sk-export");
+  });
+
+  it("data dir follows each platform's convention", () => {
+    expect(defaultDataDir({ XDG_DATA_HOME: "/x" }, { homeDir: HOME, platform: "linux" })).toBe(
+      "/x/crm-insights-mcp",
+    );
+    expect(defaultDataDir({}, { homeDir: HOME, platform: "darwin" })).toBe(
+      join(HOME, "Library", "Application Support", "crm-insights-mcp"),
+    );
+    expect(defaultDataDir({ LOCALAPPDATA: "C:\\L" }, { homeDir: HOME, platform: "win32" })).toBe(
+      join("C:\\L", "crm-insights-mcp"),
+    );
+  });
+});
+
+describe("every variable", () => {
+  it("reads good values", () => {
+    const config = load({
+      ...remote,
+      CRM_REALTIME_BASE_URL: "https://rt.example.com",
+      CRM_RECOMMEND_SECRET_KEY: "sk-rec",
+      CRM_TIME_ZONE: "America/New_York",
+      CRM_DATA_DIR: "~/crm-data",
+      CRM_DOWNLOAD_HOSTS: " Files.example.com , cdn.example.com ,",
+      CRM_POLL_INTERVAL_SECONDS: "7.5",
+      CRM_EXPORT_BUDGET: "3 / 60",
+      CRM_PRODUCT_CATALOG: "/data/products.csv",
+      CRM_MAX_DOWNLOAD_MB: "1.5",
+      CRM_SANDBOX_SEED: "-7",
+      CRM_SANDBOX_NOW: "2026-11-22T09:00:00+09:00",
+      CRM_SANDBOX_JOB_SECONDS: "0",
+    });
+    expect(config).toMatchObject({
+      realtimeBaseUrl: "https://rt.example.com",
+      recommendSecretKey: "sk-rec",
+      timeZone: "America/New_York",
+      dataDir: join(HOME, "crm-data"),
+      downloadHosts: ["files.example.com", "cdn.example.com"],
+      pollIntervalSeconds: 7.5,
+      exportBudget: { count: 3, windowSeconds: 60 },
+      productCatalogPath: "/data/products.csv",
+      maxDownloadBytes: Math.floor(1.5 * 1024 * 1024),
+      sandbox: { seed: -7, now: "2026-11-22T09:00:00+09:00", jobSeconds: 0 },
+    });
+  });
+
+  it.each<[string, Record<string, string>]>([
+    ["CRM_BASE_URL", { CRM_BASE_URL: "not a url" }],
+    ["CRM_BASE_URL", { ...remote, CRM_BASE_URL: "http://api.example.com" }],
+    ["CRM_BASE_URL", { ...remote, CRM_BASE_URL: "https://api.example.com/?key=1" }],
+    ["CRM_REALTIME_BASE_URL", { ...remote, CRM_REALTIME_BASE_URL: "ftp://rt.example.com" }],
+    ["CRM_REALTIME_BASE_URL", { CRM_REALTIME_BASE_URL: "https://rt.example.com" }],
+    ["CRM_APPLICATION_ID", { CRM_BASE_URL: remote.CRM_BASE_URL, CRM_SECRET_KEY: "k" }],
+    ["CRM_SECRET_KEY", { CRM_BASE_URL: remote.CRM_BASE_URL, CRM_APPLICATION_ID: "a" }],
+    ["CRM_SECRET_KEY", { ...remote, CRM_SECRET_KEY: "two words" }],
+    ["CRM_RECOMMEND_SECRET_KEY", { ...remote, CRM_RECOMMEND_SECRET_KEY: "a\u0007b" }],
+    ["CRM_TIME_ZONE", { CRM_TIME_ZONE: "Mars/Olympus" }],
+    ["CRM_DATA_DIR", { CRM_DATA_DIR: "relative/dir" }],
+    ["CRM_DOWNLOAD_HOSTS", { CRM_DOWNLOAD_HOSTS: "https://files.example.com/x" }],
+    ["CRM_DOWNLOAD_HOSTS", { CRM_DOWNLOAD_HOSTS: "files.example.com:8443" }],
+    ["CRM_POLL_INTERVAL_SECONDS", { CRM_POLL_INTERVAL_SECONDS: "fast" }],
+    ["CRM_POLL_INTERVAL_SECONDS", { CRM_POLL_INTERVAL_SECONDS: "0" }],
+    ["CRM_POLL_INTERVAL_SECONDS", { ...remote, CRM_POLL_INTERVAL_SECONDS: "1" }],
+    ["CRM_EXPORT_BUDGET", { CRM_EXPORT_BUDGET: "10 per 600" }],
+    ["CRM_EXPORT_BUDGET", { CRM_EXPORT_BUDGET: "0/600" }],
+    ["CRM_PRODUCT_CATALOG", { CRM_PRODUCT_CATALOG: "" }],
+    ["CRM_MAX_DOWNLOAD_MB", { CRM_MAX_DOWNLOAD_MB: "-1" }],
+    ["CRM_SANDBOX_SEED", { CRM_SANDBOX_SEED: "1.5" }],
+    ["CRM_SANDBOX_NOW", { CRM_SANDBOX_NOW: "1" }],
+    ["CRM_SANDBOX_NOW", { CRM_SANDBOX_NOW: "next tuesday" }],
+    ["CRM_SANDBOX_JOB_SECONDS", { CRM_SANDBOX_JOB_SECONDS: "-3" }],
+  ])("%s: a bad value names the variable and gives an example (%o)", (name, env) => {
+    if (name === "CRM_PRODUCT_CATALOG") {
+      // Blank means unset for every variable.
+      expect(load(env).productCatalogPath).toBeUndefined();
+      return;
+    }
+    const message = configError(env);
+    expect(message).toContain(`${name}:`);
+    expect(message).toContain(`Example of a good value: `);
+    expect(message).toMatch(/Example of a good value: CRM_[A-Z_]+=\S/);
+  });
+
+  it("lists every bad variable at once", () => {
+    const message = configError({ CRM_TIME_ZONE: "Nope", CRM_SANDBOX_SEED: "x" });
+    expect(message).toContain("CRM_TIME_ZONE:");
+    expect(message).toContain("CRM_SANDBOX_SEED:");
+  });
+
+  it("polls faster than 5 s only against loopback API hosts", () => {
+    const config = load({
+      ...remote,
+      CRM_BASE_URL: "http://127.0.0.1:8080",
+      CRM_POLL_INTERVAL_SECONDS: "0.5",
+    });
+    expect(config.pollIntervalSeconds).toBe(0.5);
+    expect(config.baseUrl).toBe("http://127.0.0.1:8080");
+  });
+
+  it("never puts a secret key into the error text", () => {
+    const message = configError({ ...remote, CRM_SECRET_KEY: "sk secret-with-space" });
+    expect(message).not.toContain("secret-with-space");
+  });
+});
+
+describe("apiClientOptionsFromConfig", () => {
+  it("maps remote config to client options", () => {
+    const config = load({
+      ...remote,
+      CRM_DOWNLOAD_HOSTS: "files.example.com",
+      CRM_DATA_DIR: "/data",
+      CRM_MAX_DOWNLOAD_MB: "1",
+    });
+    expect(apiClientOptionsFromConfig(config)).toMatchObject({
+      baseUrl: "https://api.example.com",
+      realtimeBaseUrl: "https://api.example.com",
+      applicationId: "app-1",
+      secretKey: "sk-export",
+      recommendSecretKey: "sk-export",
+      dataDir: "/data",
+      downloadHosts: ["files.example.com"],
+      maxDownloadBytes: 1024 * 1024,
+    });
+  });
+
+  it("in sandbox mode takes the sandbox's URLs and keys as overrides", () => {
+    const config = load({});
+    expect(() => apiClientOptionsFromConfig(config)).toThrow(ConfigError);
+    const options = apiClientOptionsFromConfig(config, {
+      baseUrl: "http://127.0.0.1:4000",
+      realtimeBaseUrl: "http://127.0.0.1:4000",
+      applicationId: "sandbox-app",
+      secretKey: "sbx-secret",
+      recommendSecretKey: "sbx-recommend",
+    });
+    expect(options).toMatchObject({
+      baseUrl: "http://127.0.0.1:4000",
+      applicationId: "sandbox-app",
+      secretKey: "sbx-secret",
+      recommendSecretKey: "sbx-recommend",
+      dataDir: config.dataDir,
+    });
+  });
+});
