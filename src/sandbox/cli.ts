@@ -1,4 +1,5 @@
 import { log } from "../log.js";
+import { parseNowOption } from "./clock.js";
 import { startSandbox } from "./index.js";
 import type { SandboxOptions } from "./types.js";
 
@@ -49,12 +50,11 @@ export function parseSandboxArgs(args: readonly string[]): SandboxOptions {
       }
       case "--now": {
         const value = takeValue();
-        if (
-          !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ||
-          Number.isNaN(Date.parse(value))
-        ) {
+        try {
+          parseNowOption(value);
+        } catch {
           throw new SandboxArgsError(
-            `--now must be an ISO 8601 date or date-time like 2024-06-15T09:00:00+09:00, got "${value}"`,
+            `--now must be an ISO 8601 date or date-time like 2024-06-15T12:00:00+09:00, got "${value}"`,
           );
         }
         options.now = value;

@@ -1,3 +1,8 @@
+import { DateTime } from "luxon";
+
+/** The sandbox application's zone (the world reports the same). */
+export const APP_TIME_ZONE = "Asia/Seoul";
+
 /**
  * The sandbox clock: "today" is pinned by the `now` option so the data is reproducible, while job
  * pacing and download-URL expiry still need time to pass. So sandbox time is `now` plus the real
@@ -22,10 +27,15 @@ export function createSandboxClock(base: number | undefined, real: () => number)
   };
 }
 
-/** Reads the `now` option: epoch ms, or an ISO 8601 string (an offset-less one is read as UTC). */
+/**
+ * Reads the `now` option: epoch ms, or ISO 8601. A value without an offset (or a bare date, read
+ * as its 00:00) is taken in the application's zone, Asia/Seoul, like the API's own dates, so the
+ * same flag gives the same data on every machine.
+ */
 export function parseNowOption(now: string | number | undefined): number | undefined {
   if (now === undefined) return undefined;
-  const ms = typeof now === "number" ? now : Date.parse(now);
+  const ms =
+    typeof now === "number" ? now : DateTime.fromISO(now, { zone: APP_TIME_ZONE }).toMillis();
   if (!Number.isFinite(ms)) {
     throw new Error(`Invalid sandbox "now": ${String(now)} (expected ISO 8601 or epoch ms)`);
   }
