@@ -263,6 +263,37 @@ describe("size checks leave no partial file", () => {
   });
 });
 
+describe("deadline and abort", () => {
+  it("a stalled download stops at the deadline and leaves nothing", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply((_req, res) => {
+      res.writeHead(200);
+      res.write(CSV.slice(0, 5));
+    });
+    const started = Date.now();
+    const error = await client
+      .downloadExport(completedJob(), { deadline: Date.now() + 300 })
+      .catch((e: unknown) => e);
+    expect((error as { kind?: string }).kind).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+
+  it("the caller's abort stops a download", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ delayMs: 1_000, body: CSV });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const error = await client
+      .downloadExport(completedJob(), { signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect((error as { kind?: string }).kind).toBe("aborted");
+    expect(await listFiles(dir.path)).toEqual([]);
+    await client.close();
+  });
+});
+
 describe("hostile file names stay inside the data directory", () => {
   const hostile = [
     "../../x",

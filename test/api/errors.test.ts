@@ -145,6 +145,22 @@ describe("spec 7.2 export job codes, in every body shape", () => {
   });
 });
 
+describe("status versus code", () => {
+  it("a status the spec defines wins over a code mentioned in the body", async () => {
+    const text = { body: "UnAuthorized? no: slot missing" };
+    expect(await failWith("recommend", { status: 404, ...text })).toBeInstanceOf(NotFoundError);
+    expect(await failWith("recommend", { status: 502, ...text })).toBeInstanceOf(EngineError);
+    expect(await failWith("get", { status: 500, json: { code: "LimitExceeded" } })).toBeInstanceOf(
+      ServerError,
+    );
+  });
+
+  it("a known code refines a 400 even on recommend", async () => {
+    const error = await failWith("recommend", { status: 400, json: { code: "UnAuthorized" } });
+    expect(error).toBeInstanceOf(AuthenticationError);
+  });
+});
+
 describe("429 Retry-After", () => {
   it("reads delay-seconds", async () => {
     const error = await failWith("create", { status: 429, headers: { "retry-after": "42" } });
