@@ -52,7 +52,7 @@ function describeApiError(error: ApiError): string {
     case "engine_error":
       return `${base} The recommendation engine had a temporary error that persisted after retries; retry shortly.`;
     case "limit_exceeded":
-      return `${base} The campaign range holds over 120 rounds or 2,000,000 sends. Narrow the period (from/to) and split it into several start_export jobs, e.g. one per month; campaign_metrics with include_tasks shows the rounds per period.`;
+      return `${base} Next: call start_export for shorter from/to ranges (e.g. one week or month each); campaign_metrics with include_tasks shows the rounds and sends per period.`;
     case "resource_not_ready":
       return `${base} No round in this range has finished performance aggregation yet. Retry after aggregation finishes, or choose a range with older rounds.`;
     case "bad_request":

@@ -109,12 +109,13 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
           return p === undefined ? { id } : { id, name: p.name, price: p.price, extra: p.extra };
         })
       : undefined;
-    const target = [
-      user === undefined ? "a cold user" : `user ${user}`,
-      items.length > 0 ? `products ${items.join(", ")}` : undefined,
-    ]
-      .filter((s) => s !== undefined)
-      .join(" and ");
+    const target =
+      [
+        user === undefined ? undefined : `user ${user}`,
+        items.length > 0 ? `products ${items.join(", ")}` : undefined,
+      ]
+        .filter((s) => s !== undefined)
+        .join(" and ") || "a cold user";
     const summary = `${response.item_ids.length} product(s) recommended by slot ${slotKey} for ${target}.`;
     const lines = [summary];
     if (response.item_ids.length > 0) {

@@ -27,7 +27,7 @@ describe("API error paths become isError results with the next step", () => {
       campaign_id: byRole("huge_sends"),
     });
     expect(r.isError).toBe(true);
-    expect(r.text).toContain("Narrow the period");
+    expect(r.text).toContain("shorter from/to ranges");
     expect(r.text).toContain("split");
   });
 
