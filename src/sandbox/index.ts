@@ -105,8 +105,6 @@ function urlHost(address: AddressInfo): string {
 
 /** Loaded on demand so a caller passing its own world never pays for building one. */
 async function loadWorld(options: WorldOptions): Promise<World> {
-  // A non-literal specifier while the world module is being written in parallel.
-  const specifier = "./world/index.js";
-  const mod = (await import(specifier)) as { createWorld: (o: WorldOptions) => World };
-  return mod.createWorld(options);
+  const { createWorld } = await import("./world/index.js");
+  return createWorld(options);
 }
