@@ -1,4 +1,4 @@
-import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
 import { type CsvRecord, CsvScanError, CsvScanner, fieldEquals, fieldText } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
@@ -35,6 +35,7 @@ const COL = {
 const COLUMN_COUNT = CAMPAIGN_CSV_COLUMNS.length;
 const CONTROL_GROUP = "대조군";
 const MAX_ROUNDS = 10_000;
+const READ_CHUNK = 1 << 20;
 const MAX_EVENT_TYPES = 1_000;
 const MAX_ERROR_CODES = 1_000;
 const MAX_CHANNELS = 200;
@@ -50,9 +51,18 @@ interface Interned {
   id: number;
 }
 
+function quickKey(rec: CsvRecord, col: number): number {
+  const s = rec.starts[col] as number;
+  const len = (rec.ends[col] as number) - s;
+  if (len <= 0) return 0;
+  return len * 65536 + (rec.buf[s + (len >> 1)] as number) * 256 + (rec.buf[s + len - 1] as number);
+}
+
 /** Maps a column's distinct byte values to small ids without decoding every row. */
 class InternTable {
   readonly items: Interned[] = [];
+  /** Length and two bytes of a value -> its entry: one Map probe instead of a scan per row. */
+  private readonly byKey = new Map<number, Interned>();
   private last: Interned | undefined;
   constructor(
     private readonly cap: number,
@@ -62,6 +72,12 @@ class InternTable {
   lookup(rec: CsvRecord, col: number): Interned {
     const last = this.last;
     if (last !== undefined && fieldEquals(rec, col, last.bytes)) return last;
+    const key = quickKey(rec, col);
+    const hit = this.byKey.get(key);
+    if (hit !== undefined && fieldEquals(rec, col, hit.bytes)) {
+      this.last = hit;
+      return hit;
+    }
     for (const item of this.items) {
       if (fieldEquals(rec, col, item.bytes)) {
         this.last = item;
@@ -80,6 +96,7 @@ class InternTable {
     }
     const item: Interned = { bytes: Buffer.from(name, "utf8"), name, id: this.items.length };
     this.items.push(item);
+    if (!this.byKey.has(key)) this.byKey.set(key, item);
     this.last = item;
     return item;
   }
@@ -89,7 +106,8 @@ interface RoundAcc {
   task_id: string;
   scheduled_at: string;
   group: string;
-  keyBytes: [Buffer, Buffer, Buffer] | null;
+  /** The raw bytes from task_id to group of the row that last selected this round. */
+  rawKey: { bytes: Buffer; end0: number; start1: number; end1: number; start2: number } | null;
   sent: number;
   received: number;
   failed: number;
@@ -193,7 +211,7 @@ function newRound(task: string, scheduled: string, group: string): RoundAcc {
     task_id: task,
     scheduled_at: scheduled,
     group,
-    keyBytes: null,
+    rawKey: null,
     sent: 0,
     received: 0,
     failed: 0,
@@ -203,9 +221,9 @@ function newRound(task: string, scheduled: string, group: string): RoundAcc {
     conversions: 0,
     receipts: new U64Map(),
     firstOpen: new U64Map(),
-    clickUsers: new U64Map(),
-    conversionUsers: new U64Map(),
-    controlUsers: new U64Map(),
+    clickUsers: new U64Map(16, false),
+    conversionUsers: new U64Map(16, false),
+    controlUsers: new U64Map(16, false),
     channels: new Set(),
   };
 }
@@ -293,10 +311,10 @@ export async function summarizeCampaignCsv(
     currencyKeys: new Map(),
     unparsed: 0,
   };
-  const openUsers = new U64Map(1024);
-  const clickUsers = new U64Map(1024);
-  const conversionUsers = new U64Map(1024);
-  const receivedUsers = new U64Map(1024);
+  const openUsers = new U64Map(1024, false);
+  const clickUsers = new U64Map(1024, false);
+  const conversionUsers = new U64Map(1024, false);
+  const receivedUsers = new U64Map(1024, false);
   const opensByHour = new Array<number>(24).fill(0);
   const hash = new Uint32Array(2);
   let rows = 0;
@@ -306,15 +324,24 @@ export async function summarizeCampaignCsv(
   let pendingBadRecord: { line: number; count: number } | undefined;
 
   const roundFor = (rec: CsvRecord): RoundAcc => {
-    const kb = last?.keyBytes;
-    if (
-      kb !== undefined &&
-      kb !== null &&
-      fieldEquals(rec, COL.task, kb[0]) &&
-      fieldEquals(rec, COL.scheduled, kb[1]) &&
-      fieldEquals(rec, COL.group, kb[2])
-    ) {
-      return last as RoundAcc;
+    // Rows of one round come in runs: compare the raw bytes of the three key fields (and where
+    // each field starts and ends) with the previous row's before decoding anything.
+    const rawKey = last?.rawKey;
+    if (rawKey !== undefined && rawKey !== null) {
+      const s0 = rec.starts[COL.task] as number;
+      const raw = rawKey.bytes;
+      if (
+        (rec.ends[COL.group] as number) - s0 === raw.length &&
+        (rec.ends[COL.task] as number) - s0 === rawKey.end0 &&
+        (rec.starts[COL.scheduled] as number) - s0 === rawKey.start1 &&
+        (rec.ends[COL.scheduled] as number) - s0 === rawKey.end1 &&
+        (rec.starts[COL.group] as number) - s0 === rawKey.start2
+      ) {
+        const buf = rec.buf;
+        let k = raw.length - 1;
+        while (k >= 0 && buf[s0 + k] === raw[k]) k--;
+        if (k < 0) return last as RoundAcc;
+      }
     }
     const task = fieldText(rec, COL.task);
     const scheduled = fieldText(rec, COL.scheduled);
@@ -336,8 +363,15 @@ export async function summarizeCampaignCsv(
       rec.escaped[COL.task] === 0 &&
       rec.escaped[COL.scheduled] === 0 &&
       rec.escaped[COL.group] === 0;
-    round.keyBytes = plain
-      ? [Buffer.from(task, "utf8"), Buffer.from(scheduled, "utf8"), Buffer.from(group, "utf8")]
+    const s0 = rec.starts[COL.task] as number;
+    round.rawKey = plain
+      ? {
+          bytes: Buffer.from(rec.buf.subarray(s0, rec.ends[COL.group])),
+          end0: (rec.ends[COL.task] as number) - s0,
+          start1: (rec.starts[COL.scheduled] as number) - s0,
+          end1: (rec.ends[COL.scheduled] as number) - s0,
+          start2: (rec.starts[COL.group] as number) - s0,
+        }
       : null;
     last = round;
     return round;
@@ -483,16 +517,21 @@ export async function summarizeCampaignCsv(
   const scanner = new CsvScanner(onRecord);
   let endsWithNewline = false;
   try {
-    const stream = createReadStream(path, {
-      highWaterMark: 1 << 20,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      scanner.push(chunk);
-      if (chunk.length > 0) {
-        const lastByte = chunk[chunk.length - 1];
+    // One reused read buffer: the scanner copies what it keeps, so nothing is allocated per chunk.
+    const handle = await open(path, "r");
+    try {
+      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      for (;;) {
+        if (options.signal?.aborted)
+          throw new AnalysisError("The summary was cancelled.", "aborted");
+        const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, null);
+        if (bytesRead === 0) break;
+        scanner.push(chunk.subarray(0, bytesRead));
+        const lastByte = chunk[bytesRead - 1];
         endsWithNewline = lastByte === 0x0a || lastByte === 0x0d;
       }
+    } finally {
+      await handle.close();
     }
     scanner.end();
   } catch (error) {
@@ -501,9 +540,6 @@ export async function summarizeCampaignCsv(
         `The campaign CSV is malformed: ${error.message} Export the file again; if it keeps failing, the file was changed or damaged after download.`,
         "malformed_csv",
       );
-    }
-    if (error instanceof Error && error.name === "AbortError") {
-      throw new AnalysisError("The summary was cancelled.", "aborted");
     }
     throw error;
   }

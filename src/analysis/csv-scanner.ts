@@ -67,6 +67,13 @@ const QUOTE_SEEN = 3; // a quote inside a quoted field: either an escape or the 
 const AFTER_CLOSE = 4; // closing quote read, next must be a separator or line end
 const AFTER_CR = 5; // record ended by CR; a following LF belongs to it
 
+/** 1 for the bytes that end or break an unquoted field. */
+const SPECIAL = new Uint8Array(256);
+SPECIAL[QUOTE] = 1;
+SPECIAL[COMMA] = 1;
+SPECIAL[LF] = 1;
+SPECIAL[CR] = 1;
+
 /** Returns the field's text, with doubled quotes undone. The record's bytes are valid UTF-8. */
 export function fieldText(rec: CsvRecord, i: number): string {
   const s = rec.starts[i] ?? 0;
@@ -93,8 +100,10 @@ export class CsvScanner {
   private readonly rec: CsvRecord;
   private readonly onRecord: (rec: CsvRecord) => void;
 
-  /** Unfinished record carried over from the previous chunk. */
+  /** Unfinished record carried over from the previous chunk (a view into `work`). */
   private carry: Buffer = Buffer.alloc(0);
+  /** Reused buffer holding the carry followed by the new chunk, so pushes allocate nothing. */
+  private work: Buffer = Buffer.alloc(0);
   private state = FIELD_START;
   /** Offset (in the carry) up to which the scan of the unfinished record has progressed. */
   private resumeAt = 0;
@@ -130,12 +139,12 @@ export class CsvScanner {
   push(chunk: Buffer): void {
     if (this.ended) throw new Error("CsvScanner.push after end");
     if (chunk.length === 0) return;
-    const data = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
+    const data = this.carry.length === 0 ? chunk : this.join(chunk);
     this.validate(data, data.lastIndexOf(LF) + 1);
     const consumed = this.scan(data, false);
     // Records ended by a lone CR may reach past the last LF; CR is a character boundary too.
     if (consumed > this.validatedTo) this.validate(data, consumed);
-    this.carry = consumed === data.length ? Buffer.alloc(0) : Buffer.from(data.subarray(consumed));
+    this.keepCarry(data, consumed);
     this.validatedTo = Math.max(0, this.validatedTo - consumed);
     if (this.carry.length > this.maxRecord) {
       throw new CsvScanError(
@@ -144,6 +153,39 @@ export class CsvScanner {
         "record_too_large",
       );
     }
+  }
+
+  private join(chunk: Buffer): Buffer {
+    const carryLength = this.carry.length;
+    const need = carryLength + chunk.length;
+    if (this.work.length < need) {
+      const bigger = Buffer.allocUnsafe(Math.max(need, this.work.length * 2, 1 << 16));
+      this.carry.copy(bigger, 0);
+      this.work = bigger;
+    } else if (
+      this.carry.buffer !== this.work.buffer ||
+      this.carry.byteOffset !== this.work.byteOffset
+    ) {
+      this.work.set(this.carry, 0); // the carry sits at the start of `work` once it lives there
+    }
+    chunk.copy(this.work, carryLength);
+    return this.work.subarray(0, need);
+  }
+
+  private keepCarry(data: Buffer, consumed: number): void {
+    const rest = data.length - consumed;
+    if (rest === 0) {
+      this.carry = Buffer.alloc(0);
+      return;
+    }
+    if (this.work.length < rest) this.work = Buffer.allocUnsafe(Math.max(rest, 1 << 16));
+    // copyWithin handles the overlap when `data` is `work` itself.
+    if (data.buffer === this.work.buffer && data.byteOffset === this.work.byteOffset) {
+      this.work.copyWithin(0, consumed, data.length);
+    } else {
+      data.copy(this.work, 0, consumed);
+    }
+    this.carry = this.work.subarray(0, rest);
   }
 
   /** Finishes the input: delivers a last record without a line ending, or reports an open quote. */
@@ -248,13 +290,9 @@ export class CsvScanner {
         }
         case UNQUOTED: {
           // Tight loop: most bytes are plain field content.
-          let b = 0;
-          while (i < len) {
-            b = data[i] as number;
-            if (b === COMMA || b === LF || b === CR || b === QUOTE) break;
-            i++;
-          }
+          while (i < len && SPECIAL[data[i] as number] === 0) i++;
           if (i >= len) break;
+          const b = data[i] as number;
           if (b === COMMA) {
             endField(i);
             i++;

@@ -44,16 +44,17 @@ function fmix(x: number): number {
 export class U64Map {
   private hi: Uint32Array;
   private lo: Uint32Array;
-  private vals: Int32Array;
+  /** Absent for plain sets, which then cost 8 bytes per slot. */
+  private vals: Int32Array | null;
   private mask: number;
   size = 0;
 
-  constructor(initialCapacity = 16) {
+  constructor(initialCapacity = 16, withValues = true) {
     let cap = 16;
     while (cap < initialCapacity) cap *= 2;
     this.hi = new Uint32Array(cap);
     this.lo = new Uint32Array(cap);
-    this.vals = new Int32Array(cap);
+    this.vals = withValues ? new Int32Array(cap) : null;
     this.mask = cap - 1;
   }
 
@@ -74,7 +75,9 @@ export class U64Map {
 
   get(hi: number, lo: number, fallback: number): number {
     const i = this.slot(hi, lo);
-    return this.hi[i] === hi && this.lo[i] === lo ? (this.vals[i] as number) : fallback;
+    return this.hi[i] === hi && this.lo[i] === lo && this.vals !== null
+      ? (this.vals[i] as number)
+      : fallback;
   }
 
   /** Adds the key with `value` when absent; returns true when it was added. */
@@ -83,7 +86,7 @@ export class U64Map {
     if (this.hi[i] === hi && this.lo[i] === lo) return false;
     this.hi[i] = hi;
     this.lo[i] = lo;
-    this.vals[i] = value;
+    if (this.vals !== null) this.vals[i] = value;
     this.size++;
     if (this.size * 4 > this.hi.length * 3) this.grow();
     return true;
@@ -91,6 +94,10 @@ export class U64Map {
 
   /** Sets the value to min(current, value), adding the key when absent. */
   addMin(hi: number, lo: number, value: number): void {
+    if (this.vals === null) {
+      this.add(hi, lo);
+      return;
+    }
     const i = this.slot(hi, lo);
     if (this.hi[i] === hi && this.lo[i] === lo) {
       if (value < (this.vals[i] as number)) this.vals[i] = value;
@@ -108,7 +115,7 @@ export class U64Map {
     for (let i = 0; i < cap; i++) {
       const h = this.hi[i] as number;
       const l = this.lo[i] as number;
-      if (h !== EMPTY || l !== EMPTY) fn(h, l, this.vals[i] as number);
+      if (h !== EMPTY || l !== EMPTY) fn(h, l, this.vals === null ? 0 : (this.vals[i] as number));
     }
   }
 
@@ -119,7 +126,7 @@ export class U64Map {
     const cap = oldHi.length * 2;
     this.hi = new Uint32Array(cap);
     this.lo = new Uint32Array(cap);
-    this.vals = new Int32Array(cap);
+    this.vals = oldVals === null ? null : new Int32Array(cap);
     this.mask = cap - 1;
     for (let j = 0; j < oldHi.length; j++) {
       const h = oldHi[j] as number;
@@ -128,7 +135,7 @@ export class U64Map {
       const i = this.slot(h, l);
       this.hi[i] = h;
       this.lo[i] = l;
-      this.vals[i] = oldVals[j] as number;
+      if (this.vals !== null && oldVals !== null) this.vals[i] = oldVals[j] as number;
     }
   }
 }

@@ -2,7 +2,6 @@ import { realpath, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { summarizeCampaignCsv } from "./campaign-summary.js";
 import { AnalysisError } from "./errors.js";
-import { summarizeScenarioXlsx } from "./scenario-summary.js";
 import type { SummaryResult } from "./schemas.js";
 
 export { AnalysisError } from "./errors.js";
@@ -70,5 +69,6 @@ export async function summarizeFile(
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     });
   }
+  const { summarizeScenarioXlsx } = await import("./scenario-summary.js");
   return summarizeScenarioXlsx(real, info.size, options.signal);
 }

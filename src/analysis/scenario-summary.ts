@@ -1,4 +1,4 @@
-import ExcelJS from "exceljs";
+import type ExcelJS from "exceljs";
 import { AnalysisError } from "./errors.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
 import { ratio, round6, twoProportionTest } from "./stats.js";
@@ -233,7 +233,9 @@ export async function summarizeScenarioXlsx(
   signal?: AbortSignal,
 ): Promise<ScenarioSummary> {
   await inspectZip(path, bytes, undefined, signal);
-  const workbook = new ExcelJS.Workbook();
+  // Loaded on demand: exceljs is large, and campaign summaries (the hot path) never need it.
+  const { default: excel } = await import("exceljs");
+  const workbook = new excel.Workbook();
   try {
     await workbook.xlsx.readFile(path);
   } catch {

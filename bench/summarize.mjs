@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+/**
+ * Benchmark of `summarizeFile` on a ~1,000,000-send campaign export (run after `npm run build`).
+ * The file comes from the sandbox (`huge_sends`, 10 consecutive rounds) when dist has it, else it
+ * is generated here (and the output says so). Prints, from one run: plain read speed, csv-parse
+ * parse-only speed, summarize throughput and its peak RSS (measured in a fresh child process so
+ * nothing else inflates it), then one JSON line.
+ */
+import { spawnSync } from "node:child_process";
+import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { fileURLToPath } from "node:url";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const dist = join(here, "..", "dist");
+
+if (process.argv[2] === "--child") {
+  // Child: summarize only, report time and peak memory.
+  const { summarizeFile } = await import(join(dist, "analysis", "index.js"));
+  const started = performance.now();
+  const result = await summarizeFile(process.argv[3]);
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(
+    JSON.stringify({ seconds, rows: result.rows, maxRssMb: process.resourceUsage().maxRSS / 1024 }),
+  );
+  process.exit(0);
+}
+
+// `node bench/summarize.mjs FILE` measures an existing export instead; `--keep PATH` saves the one made.
+const given = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
+const keepAt = process.argv[2] === "--keep" ? process.argv[3] : undefined;
+const workDir = await mkdtemp(join(tmpdir(), "summarize-bench-"));
+const file = given ?? keepAt ?? join(workDir, "campaign.csv");
+let source;
+try {
+  source = given ? `given file ${given}` : ((await fromSandbox(file)) ?? (await generate(file)));
+  const bytes = (await stat(file)).size;
+  const mb = bytes / 1e6;
+
+  let t = performance.now();
+  for await (const _ of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    // plain read: nothing to do with the bytes
+  }
+  const readMbps = mb / ((performance.now() - t) / 1000);
+
+  const { parse } = await import("csv-parse");
+  const prefixBytes = Math.min(bytes, 60e6);
+  t = performance.now();
+  let parsedRows = 0;
+  await pipeline(
+    createReadStream(file, { start: 0, end: prefixBytes - 1, highWaterMark: 1 << 20 }),
+    parse({ relax_column_count: true, relax_quotes: true, skip_records_with_error: true }),
+    async (records) => {
+      for await (const _ of records) parsedRows++;
+    },
+  );
+  const csvParseMbps = prefixBytes / 1e6 / ((performance.now() - t) / 1000);
+
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", file], {
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  });
+  if (child.status !== 0) throw new Error(`summarize child failed: ${child.stderr}`);
+  const run = JSON.parse(child.stdout);
+  const summarizeMbps = mb / run.seconds;
+  const rowsPerSecond = run.rows / run.seconds;
+
+  const pad = (s, n) => String(s).padEnd(n);
+  console.log(`file: ${source}, ${mb.toFixed(1)} MB, ${run.rows.toLocaleString("en-US")} rows`);
+  console.log(`${pad("plain read", 28)} ${readMbps.toFixed(0)} MB/s`);
+  console.log(
+    `${pad("csv-parse (parse only)", 28)} ${csvParseMbps.toFixed(1)} MB/s${prefixBytes < bytes ? ` (first ${(prefixBytes / 1e6).toFixed(0)} MB, ${parsedRows.toLocaleString("en-US")} rows)` : ""}`,
+  );
+  console.log(
+    `${pad("summarize", 28)} ${summarizeMbps.toFixed(0)} MB/s, ${Math.round(rowsPerSecond).toLocaleString("en-US")} rows/s, ${run.seconds.toFixed(2)} s, peak RSS ${run.maxRssMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `targets: >= 150 MB/s ${summarizeMbps >= 150 ? "met" : "NOT met"}, peak < 150 MB ${run.maxRssMb < 150 ? "met" : "NOT met"}`,
+  );
+  console.log(
+    JSON.stringify({
+      source,
+      file_mb: Number(mb.toFixed(1)),
+      rows: run.rows,
+      plain_read_mbps: Number(readMbps.toFixed(1)),
+      csv_parse_mbps: Number(csvParseMbps.toFixed(1)),
+      csv_parse_prefix_mb: Number((prefixBytes / 1e6).toFixed(1)),
+      summarize_mbps: Number(summarizeMbps.toFixed(1)),
+      summarize_rows_per_s: Math.round(rowsPerSecond),
+      summarize_seconds: Number(run.seconds.toFixed(2)),
+      peak_rss_mb: Number(run.maxRssMb.toFixed(1)),
+    }),
+  );
+} finally {
+  await rm(workDir, { recursive: true, force: true });
+}
+
+/** Exports 10 consecutive rounds of the sandbox's `huge_sends` campaign; null without a sandbox. */
+async function fromSandbox(target) {
+  const entry = join(dist, "sandbox", "index.js");
+  if (!existsSync(entry)) return null;
+  const mod = await import(entry);
+  if (typeof mod.startSandbox !== "function") return null;
+  const sandbox = await mod.startSandbox({ jobSeconds: 1 });
+  try {
+    const campaign = sandbox.world.campaigns.find((c) => c.role === "huge_sends");
+    if (!campaign) return null;
+    const tasks = campaign.tasks.filter((t) => t.aggregated).slice(0, 10);
+    const day = (ms) => new Date(ms + 9 * 3600_000).toISOString().slice(0, 10); // Asia/Seoul
+    const from = `${day(tasks[0].scheduled_at)}T00:00:00+09:00`;
+    const to = `${day(tasks[tasks.length - 1].scheduled_at)}T00:00:00+09:00`;
+    const api = `${sandbox.base_url}/prod/v2/applications/${sandbox.application_id}/export-jobs`;
+    const headers = { authorization: sandbox.secret_key, "content-type": "application/json" };
+    const created = await fetch(api, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ type: "campaign_event_data", campaign_id: campaign._id, from, to }),
+    });
+    let job = await created.json();
+    if (!created.ok) throw new Error(`sandbox export failed: ${created.status}`);
+    const deadline = Date.now() + 600_000;
+    while (job.status !== "completed") {
+      if (job.status === "failed" || Date.now() > deadline) throw new Error("sandbox export job failed");
+      await new Promise((r) => setTimeout(r, 1000));
+      job = await (await fetch(`${api}/${job._id}`, { headers })).json();
+    }
+    const download = await fetch(job.download_url);
+    if (!download.ok || !download.body) throw new Error(`download failed: ${download.status}`);
+    await pipeline(download.body, createWriteStream(target));
+    return `sandbox huge_sends, ${tasks.length} rounds`;
+  } finally {
+    await sandbox.close();
+  }
+}
+
+/** Fallback: a similar file written here (app push, ~1M sends, receipts, opens, conversions). */
+async function generate(target) {
+  const out = createWriteStream(target, { highWaterMark: 1 << 20 });
+  const write = (s) => (out.write(s) ? null : new Promise((r) => out.once("drain", r)));
+  await write(
+    "task_id,scheduled_at,group,event_type,user_id,platform_user_id,captured_at,channel,error_code,error_message,event_properties,custom_event_properties,internal_event_properties\n",
+  );
+  let seed = 1;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const p = (n) => String(n).padStart(2, "0");
+  let buf = "";
+  for (let round = 0; round < 10; round++) {
+    const task = `task_huge_${round}`;
+    const day = `2025-06-${p(round + 1)}`;
+    const sched = `${day} 12:00:00`;
+    for (let u = 0; u < 100_000; u++) {
+      const id = String(u * 7 + round).padStart(6, "0");
+      const t = `${day} 12:${p(Math.floor(u / 4000) % 60)}:${p(u % 60)}`;
+      const base = `${task},${sched},,`;
+      const who = `u_${id},pu_${id}`;
+      buf += `${base}message_sent,${who},${t},app_push,,,{},{},{}\n`;
+      const r = rnd();
+      if (r < 0.03) {
+        buf += `${base}message_failed,${who},${t},app_push,E_TOKEN,"invalid token, ""unregistered""",{},{},{}\n`;
+      } else if (r > 0.015 + 0.03) {
+        buf += `${base}message_received,${who},${t},app_push,,,{},{},{}\n`;
+        if (rnd() < 0.12) {
+          const h = p(12 + Math.floor(rnd() * 10));
+          buf += `${base}push_opened,${who},${day} ${h}:10:00,,,,"{""platform"":""ios""}",,\n`;
+          if (rnd() < 0.1) {
+            buf += `${base}purchase,${who},${day} ${h}:30:00,,,,"{""revenue"":25000,""currency"":""KRW"",""item_id"":""p_001""}",,\n`;
+          }
+        }
+      }
+      if (buf.length > 1 << 20) {
+        await write(buf);
+        buf = "";
+      }
+    }
+  }
+  await write(buf);
+  await new Promise((resolve, reject) => out.end((error) => (error ? reject(error) : resolve())));
+  return "generated by bench/summarize.mjs (sandbox not built)";
+}
