@@ -111,25 +111,35 @@ describe("start_export and check_export", () => {
     expect(again.structuredContent.jobs).toEqual(jobs);
   });
 
-  it("stops waiting when the call is cancelled", async () => {
-    const controller = new AbortController();
-    const started = Date.now();
-    const pending = h.client.callTool(
-      {
-        name: "start_export",
-        arguments: {
-          type: "scenario_daily_metrics",
-          scenario_id: scenarioId,
-          from: "2026-10-01",
-          to: "2026-10-02",
-          wait_seconds: 40,
+  it("stops waiting, and polling, when the call is cancelled", async () => {
+    const slow = await startHarness({ jobSeconds: 30 });
+    try {
+      const controller = new AbortController();
+      const started = Date.now();
+      const pending = slow.client.callTool(
+        {
+          name: "start_export",
+          arguments: {
+            type: "scenario_daily_metrics",
+            scenario_id: scenarioId,
+            from: "2026-10-01",
+            to: "2026-10-02",
+            wait_seconds: 40,
+          },
         },
-      },
-      { signal: controller.signal, onprogress: () => undefined },
-    );
-    setTimeout(() => controller.abort(), 300);
-    await expect(pending).rejects.toThrow();
-    expect(Date.now() - started).toBeLessThan(5000);
+        { signal: controller.signal, onprogress: () => undefined },
+      );
+      setTimeout(() => controller.abort(), 700);
+      await expect(pending).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(5000);
+      const polls = slow.sandbox.faults.requestCounts.get_export_job;
+      expect(polls).toBeGreaterThan(0);
+      // At 0.2 s intervals a still-running wait would poll about 5 more times in a second.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(slow.sandbox.faults.requestCounts.get_export_job - polls).toBeLessThanOrEqual(1);
+    } finally {
+      await slow.close();
+    }
   });
 
   it("validates inputs before any request", async () => {
