@@ -127,11 +127,11 @@ describe("the built bin over stdio", () => {
         wait_seconds: 10,
       });
       expect(started.isError).toBeFalsy();
-      const jobId = (started.structuredContent?.job as { _id: string })._id;
+      const jobId = (started.structuredContent?.job as { _id: string } | undefined)?._id;
       const checked = await call("check_export", { job_id: jobId, wait_seconds: 0 });
       expect(checked.structuredContent?.file_path).toBeTypeOf("string");
       const listed = await call("check_export", {});
-      expect((listed.structuredContent?.jobs as unknown[]).length).toBe(1);
+      expect((listed.structuredContent?.jobs as unknown[] | undefined)?.length).toBe(1);
       const rec = await call("recommend_products", { slot_key: "best_sellers" });
       expect(rec.isError).toBe(true);
       expect(rec.content[0]?.text).toContain("CRM_RECOMMEND_SECRET_KEY");

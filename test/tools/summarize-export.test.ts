@@ -1,0 +1,78 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { startSandbox } from "../../src/sandbox/index.js";
+import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { createRuntime } from "../../src/tools/runtime.js";
+import startExport from "../../src/tools/start-export.js";
+import summarizeExport from "../../src/tools/summarize-export.js";
+import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
+import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+
+const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
+
+let dir: string;
+let sandbox: RunningSandbox;
+let runtime: ToolRuntime;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "summarize-tool-"));
+  sandbox = await startSandbox({ now: "2026-11-22T09:00:00+09:00", jobSeconds: 0.3 });
+  runtime = createRuntime(
+    loadConfig({
+      CRM_BASE_URL: sandbox.base_url,
+      CRM_APPLICATION_ID: sandbox.application_id,
+      CRM_SECRET_KEY: sandbox.secret_key,
+      CRM_DATA_DIR: dir,
+      CRM_POLL_INTERVAL_SECONDS: "0.2",
+    }),
+  );
+});
+afterAll(async () => {
+  await runtime.close();
+  await sandbox.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("summarize_export", () => {
+  it("summarizes a local file, and its structured result fits the output schema", async () => {
+    const file = join(dir, "campaign.csv");
+    const rows = campaignRows(5, 20);
+    await writeFile(file, toCsv(rows));
+    const out = await summarizeExport.handler({ file }, runtime, call);
+    expect(out.structured.kind).toBe("campaign_event_data");
+    expect(out.structured.rows).toBe(rows.length - 1);
+    expect(out.structured.file_path).toBe(file);
+    const parsed = summarizeExport.outputSchema.safeParse({
+      ...out.structured,
+      data_source: "service",
+    });
+    expect(parsed.success).toBe(true);
+    expect(out.text.length).toBeLessThan(4000);
+  });
+
+  it("asks for exactly one of job_id and file", async () => {
+    await expect(summarizeExport.handler({}, runtime, call)).rejects.toThrow(/exactly one/);
+    await expect(
+      summarizeExport.handler({ job_id: "x", file: "/tmp/x.csv" }, runtime, call),
+    ).rejects.toThrow(/exactly one/);
+  });
+
+  it("downloads and summarizes the file of a job_id", async () => {
+    const campaign = sandbox.world.campaigns.find(
+      (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated),
+    );
+    if (campaign === undefined) throw new Error("no normal campaign in the sandbox world");
+    const started = await startExport.handler(
+      { type: "campaign_event_data", campaign_id: campaign._id, wait_seconds: 20 },
+      runtime,
+      call,
+    );
+    const jobId = (started.structured as { job?: { _id: string } }).job?._id as string;
+    const out = await summarizeExport.handler({ job_id: jobId }, runtime, call);
+    expect(out.structured.kind).toBe("campaign_event_data");
+    expect(out.structured.rows).toBeGreaterThan(0);
+  });
+});
