@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EXPORT_TYPES, type ExportStatus, type ExportType } from "../api/schemas.js";
@@ -52,6 +52,11 @@ interface JobRecord {
   production?: Promise<void>;
   file?: ProducedFile;
   productionFailed: boolean;
+  /** Its URL expired and the file was deleted; the job still reads `completed`. */
+  fileRemoved?: boolean;
+  completedAt?: number;
+  /** The file fields, kept after the file itself is removed. */
+  meta?: { name: string; ext: "csv" | "xlsx"; size: number };
   url?: { url: string; expiresAtMs: number };
 }
 
@@ -82,6 +87,8 @@ export function createExportJobs(options: ExportJobsOptions) {
       .then(async () => {
         const { size } = await stat(path);
         job.file = { path, name, ext, size, doneAt: clock.now() };
+        job.completedAt = job.file.doneAt;
+        job.meta = { name, ext, size };
         log.debug("sandbox export file ready", {
           job: job.id,
           bytes: size,
@@ -184,7 +191,19 @@ export function createExportJobs(options: ExportJobsOptions) {
     );
   }
 
+  /** Files behind expired URLs can never be downloaded again; a long-running sandbox drops them. */
+  function removeExpiredFiles(now: number): void {
+    for (const job of jobs.values()) {
+      if (job.url !== undefined && job.file !== undefined && now >= job.url.expiresAtMs) {
+        void rm(job.file.path, { force: true });
+        job.file = undefined;
+        job.fileRemoved = true;
+      }
+    }
+  }
+
   function newJob(type: ExportType, dates: { raw: { from?: string; to?: string } }): JobRecord {
+    removeExpiredFiles(clock.now());
     const job: JobRecord = {
       id: randomBytes(12).toString("hex"),
       type,
@@ -206,8 +225,10 @@ export function createExportJobs(options: ExportJobsOptions) {
     if (elapsed < paceMs) return { status: "processing", since: processingSince };
     const dueAt = job.createdAt + paceMs;
     if (job.designedToFail || job.productionFailed) return { status: "failed", since: dueAt };
-    if (job.file === undefined) return { status: "processing", since: processingSince };
-    return { status: "completed", since: Math.max(dueAt, job.file.doneAt) };
+    if (job.file === undefined && job.fileRemoved !== true) {
+      return { status: "processing", since: processingSince };
+    }
+    return { status: "completed", since: Math.max(dueAt, job.completedAt ?? dueAt) };
   }
 
   function view(job: JobRecord, now: number, justCreated = false): Record<string, unknown> {
@@ -225,12 +246,12 @@ export function createExportJobs(options: ExportJobsOptions) {
     if (job.scenarioId !== undefined) out.scenario_id = job.scenarioId;
     if (job.from !== undefined) out.from = job.from;
     if (job.to !== undefined) out.to = job.to;
-    if (status === "completed" && job.file !== undefined) {
+    if (status === "completed" && job.meta !== undefined) {
       // The URL is made when a reader first sees the job completed; later reads repeat it.
       job.url ??= signer.create(job.id, now);
-      out.file_name = job.file.name;
-      out.file_ext = job.file.ext;
-      out.file_size = job.file.size;
+      out.file_name = job.meta.name;
+      out.file_ext = job.meta.ext;
+      out.file_size = job.meta.size;
       out.download_url = job.url.url;
       out.download_url_expires_at = new Date(job.url.expiresAtMs).toISOString();
     }

@@ -39,7 +39,21 @@ describe("signed download URLs", () => {
     const expired = await fetch(url);
     expect(expired.status).toBe(403);
     expect(((await expired.json()) as { code: string }).code).toBe("AccessDenied");
-    expect((await api.getJob(String(job._id))).body.download_url).toBe(url);
+    const reread = (await api.getJob(String(job._id))).body;
+    expect(reread.download_url).toBe(url);
+    expect(reread.status).toBe("completed");
+    // A later create clears files behind expired URLs; the old job still reads the same.
+    await api.exportFile({ type: "campaign_event_data", campaign_id: campaignId });
+    expect((await api.getJob(String(job._id))).body.file_size).toBe(job.file_size);
+    expect((await fetch(url)).status).toBe(403);
+  });
+
+  it("answer HEAD with the headers only", async () => {
+    const job = await api.exportFile({ type: "campaign_event_data", campaign_id: campaignId });
+    const res = await fetch(String(job.download_url), { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get("content-length"))).toBe(job.file_size);
+    expect(res.headers.get("content-disposition")).toContain(`${job.file_name}.csv`);
   });
 
   it("refuse a tampered signature, expiry or job id", async () => {

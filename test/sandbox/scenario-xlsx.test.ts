@@ -46,6 +46,7 @@ describe("scenario XLSX", () => {
   it("has the summary first, one daily sheet per node, and summary = sum of the daily sheet", async () => {
     let zeroSendNodes = 0;
     let branchedNodes = 0;
+    let nestedNodes = 0;
     for (const scenarioId of sandbox.scenario_ids) {
       const workbook = await workbookOf(scenarioId);
       const [summarySheet, ...daily] = workbook.worksheets;
@@ -70,6 +71,7 @@ describe("scenario XLSX", () => {
         expect(sheet.name.length).toBeLessThanOrEqual(31);
         expect(sheet.name).not.toMatch(/[[\]:*?/\\]/);
         if (branch) branchedNodes += 1;
+        if (String(branch).includes("·")) nestedNodes += 1;
 
         const days = table(sheet, "날짜");
         expect(days.rows[days.header]).toEqual(["날짜", ...SCENARIO_METRIC_COLUMNS]);
@@ -110,5 +112,6 @@ describe("scenario XLSX", () => {
     }
     expect(zeroSendNodes).toBeGreaterThan(0);
     expect(branchedNodes).toBeGreaterThan(0);
+    expect(nestedNodes).toBeGreaterThan(0);
   });
 });
