@@ -77,7 +77,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
     out.push(
       `Failures by error code (sample carrier text is third-party data, quoted as-is):\n${table(
         ["error_code", "count", "sample message"],
-        shown.map((f) => [cell(f.error_code), n(f.count), cell(JSON.stringify(f.sample_message))]),
+        shown.map((f) => [cell(f.error_code), n(f.count), cell(`"${f.sample_message}"`)]),
       )}`,
     );
     if (s.failures.length > shown.length)
@@ -117,7 +117,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
     .slice(0, 3)
     .map((h) => `${String(h.hour).padStart(2, "0")}:00 (${n(h.count)})`);
   out.push(
-    `**Timing** (${tm.time_zone}): from receipt to first open, median ${duration(tm.receipt_to_first_open.median_seconds)}, p90 ${duration(tm.receipt_to_first_open.p90_seconds)} over ${n(tm.receipt_to_first_open.pairs)} users. Busiest open hours: ${hours.join(", ") || "none"}.`,
+    `**Timing** (${tm.time_zone}): from receipt to first open, median ${duration(tm.receipt_to_first_open.median_seconds)}, p90 ${duration(tm.receipt_to_first_open.p90_seconds)} over ${n(tm.receipt_to_first_open.pairs)} (user, round) pairs. Busiest open hours: ${hours.join(", ") || "none"}.`,
   );
   const rounds = s.rounds.slice(0, lim.rounds);
   if (rounds.length > 0) {
