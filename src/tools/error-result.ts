@@ -1,3 +1,4 @@
+import { AnalysisError } from "../analysis/errors.js";
 import { DateInputError } from "../api/dates.js";
 import {
   ApiError,
@@ -25,8 +26,13 @@ function describe(error: unknown): string {
   if (error instanceof ToolInputError || error instanceof DateInputError) {
     return `invalid input (${error.field}). ${error.message} Nothing was sent to the service; correct the input and call again.`;
   }
-  if (error instanceof ExportBudgetError || error instanceof ExportJobFailedError)
+  if (
+    error instanceof ExportBudgetError ||
+    error instanceof ExportJobFailedError ||
+    error instanceof AnalysisError
+  ) {
     return error.message;
+  }
   if (error instanceof ToolCancelledError) return "the call was cancelled.";
   if (error instanceof ApiError) return describeApiError(error);
   if (error instanceof Error && (error.name === "ConfigError" || error.name === "CatalogError")) {

@@ -2,6 +2,7 @@ import campaignMetrics from "./campaign-metrics.js";
 import checkExport from "./check-export.js";
 import recommendProducts from "./recommend-products.js";
 import startExport from "./start-export.js";
+import summarizeExport from "./summarize-export.js";
 import type { ToolDefinition } from "./tool.js";
 
 /**
@@ -9,8 +10,9 @@ import type { ToolDefinition } from "./tool.js";
  * default-exporting `defineTool(...)` plus one line here.
  */
 export const TOOLS: ToolDefinition[] = [
-  campaignMetrics as unknown as ToolDefinition,
-  startExport as unknown as ToolDefinition,
-  checkExport as unknown as ToolDefinition,
-  recommendProducts as unknown as ToolDefinition,
+  campaignMetrics,
+  startExport,
+  checkExport,
+  summarizeExport,
+  recommendProducts,
 ];

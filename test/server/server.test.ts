@@ -36,6 +36,7 @@ describe("what the model sees", () => {
           "campaign_metrics",
           "start_export",
           "check_export",
+          "summarize_export",
           "recommend_products",
         ]),
       );
