@@ -123,7 +123,8 @@ async function fromSandbox(target) {
     if (!created.ok) throw new Error(`sandbox export failed: ${created.status}`);
     const deadline = Date.now() + 600_000;
     while (job.status !== "completed") {
-      if (job.status === "failed" || Date.now() > deadline) throw new Error("sandbox export job failed");
+      if (job.status === "failed" || Date.now() > deadline)
+        throw new Error("sandbox export job failed");
       await new Promise((r) => setTimeout(r, 1000));
       job = await (await fetch(`${api}/${job._id}`, { headers })).json();
     }
