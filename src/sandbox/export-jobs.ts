@@ -10,6 +10,7 @@ import { appDate, exportRange, type ParsedMoment, parseMoment } from "./dates.js
 import type { UrlSigner } from "./download-urls.js";
 import { errorReply, type JsonReply } from "./http-util.js";
 import { createSlidingWindowLimiter } from "./rate-limit.js";
+import { isoUtc } from "./world/time.js";
 import type { SandboxCampaign, World } from "./world/types.js";
 import { writeScenarioXlsx } from "./xlsx-writer.js";
 
@@ -202,7 +203,7 @@ export function createExportJobs(options: ExportJobsOptions) {
     }
   }
 
-  function newJob(type: ExportType, dates: { raw: { from?: string; to?: string } }): JobRecord {
+  function newJob(type: ExportType, dates: ReadDates): JobRecord {
     removeExpiredFiles(clock.now());
     const job: JobRecord = {
       id: randomBytes(12).toString("hex"),
@@ -211,8 +212,10 @@ export function createExportJobs(options: ExportJobsOptions) {
       designedToFail: false,
       productionFailed: false,
     };
-    if (dates.raw.from !== undefined) job.from = dates.raw.from;
-    if (dates.raw.to !== undefined) job.to = dates.raw.to;
+    // Spec 2.3: every date-time of the response is ISO 8601 in UTC, so the requested moments are
+    // returned as UTC instants (a date-only value is 00:00 of that date in the app zone).
+    if (dates.from !== undefined) job.from = isoUtc(dates.from.at.toMillis());
+    if (dates.to !== undefined) job.to = isoUtc(dates.to.at.toMillis());
     jobs.set(job.id, job);
     return job;
   }
@@ -253,10 +256,10 @@ export function createExportJobs(options: ExportJobsOptions) {
       out.file_ext = job.meta.ext;
       out.file_size = job.meta.size;
       out.download_url = job.url.url;
-      out.download_url_expires_at = new Date(job.url.expiresAtMs).toISOString();
+      out.download_url_expires_at = isoUtc(job.url.expiresAtMs);
     }
-    out.created_at = new Date(job.createdAt).toISOString();
-    out.updated_at = new Date(since).toISOString();
+    out.created_at = isoUtc(job.createdAt);
+    out.updated_at = isoUtc(since);
     return out;
   }
 
@@ -302,7 +305,6 @@ export type ExportJobs = ReturnType<typeof createExportJobs>;
 interface ReadDates {
   from?: ParsedMoment;
   to?: ParsedMoment;
-  raw: { from?: string; to?: string };
 }
 
 function readDates(
@@ -310,7 +312,7 @@ function readDates(
   required: boolean,
   timeZone: string,
 ): ReadDates | { error: JsonReply } {
-  const out: ReadDates = { raw: {} };
+  const out: ReadDates = {};
   for (const key of ["from", "to"] as const) {
     const value = body[key];
     if (value === undefined || value === null) {
@@ -327,7 +329,6 @@ function readDates(
       };
     }
     out[key] = parsed;
-    out.raw[key] = value;
   }
   if (out.from !== undefined && out.to !== undefined && appDate(out.from) > appDate(out.to)) {
     return { error: errorReply(400, "from must not be after to") };

@@ -1,3 +1,4 @@
+import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { client, manualClock, sandboxForFile } from "./support.js";
 
@@ -68,7 +69,7 @@ describe("create and get (lifecycle paced by jobSeconds)", () => {
     expect(job.download_url).toBeUndefined();
   });
 
-  it("echoes from and to as requested, and makes a scenario job an xlsx", async () => {
+  it("returns from and to as ISO 8601 UTC instants, and makes a scenario job an xlsx", async () => {
     const created = await create({
       type: "scenario_daily_metrics",
       scenario_id: scenarioId,
@@ -76,12 +77,35 @@ describe("create and get (lifecycle paced by jobSeconds)", () => {
       to: "2024-06-07T10:00:00+09:00",
     });
     expect(created.status).toBe(200);
-    expect(created.body.from).toBe("2024-06-01");
-    expect(created.body.to).toBe("2024-06-07T10:00:00+09:00");
+    // Spec 2.3: every date-time field is ISO 8601 in UTC. A date-only value is 00:00 KST.
+    expect(created.body.from).toMatch(ISO_UTC);
+    expect(created.body.to).toMatch(ISO_UTC);
+    expect(Date.parse(String(created.body.from))).toBe(Date.UTC(2024, 4, 31, 15));
+    expect(Date.parse(String(created.body.to))).toBe(Date.UTC(2024, 5, 7, 1));
+    const inSeoul = (iso: unknown) =>
+      DateTime.fromISO(String(iso), { zone: "utc" }).setZone("Asia/Seoul");
+    expect(inSeoul(created.body.from).toISODate()).toBe("2024-06-01");
+    expect(inSeoul(created.body.from).toFormat("HH:mm:ss")).toBe("00:00:00");
+    expect(inSeoul(created.body.to).toFormat("yyyy-MM-dd HH:mm")).toBe("2024-06-07 10:00");
     expect(created.body.scenario_id).toBe(scenarioId);
     const job = (await api.getJob(String(created.body._id))).body;
+    expect(job.from).toBe(created.body.from);
+    expect(job.to).toBe(created.body.to);
     expect(job.status).toBe("completed");
     expect(job.file_ext).toBe("xlsx");
+  });
+
+  it("returns an offset-less date-time read in KST as UTC, and a Z instant unchanged", async () => {
+    const campaign = normal as NonNullable<typeof normal>;
+    const created = await create({
+      type: "campaign_event_data",
+      campaign_id: campaign._id,
+      from: "2024-01-10T09:30:00",
+      to: "2024-06-14T23:00:00Z",
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.from).toBe("2024-01-10T00:30:00.000Z");
+    expect(created.body.to).toBe("2024-06-14T23:00:00.000Z");
   });
 });
 
