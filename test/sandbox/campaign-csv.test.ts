@@ -132,16 +132,48 @@ describe("date rules of 4.2", () => {
       .sort();
     expect(expectedTasks.length).toBeGreaterThanOrEqual(3);
     expect([...new Set(data.map((r) => r[0]))].sort()).toEqual(expectedTasks);
-    // Events are read to the conversion deadline: their times are not cut at `to`.
-    const latestEvent =
-      data
-        .map((r) => r[6] ?? "")
-        .sort()
-        .at(-1) ?? "";
-    const lastScheduled = kstTime(last.scheduled_at);
-    expect(latestEvent > lastScheduled).toBe(true);
+    // Rule 3: events are read to the conversion deadline, so some lie after the `to` date.
+    const dayAfterTo = `${DateTime.fromISO(to).plus({ days: 1 }).toISODate()} 00:00:00`;
+    const late = data.filter((r) => (r[6] ?? "") >= dayAfterTo);
+    expect(late.length).toBeGreaterThan(0);
+    // ... and they belong to the selected rounds, not to rounds scheduled after `to`.
+    for (const row of late) expect(expectedTasks).toContain(row[0]);
+  });
+
+  it("with no dates, writes only the rounds whose aggregation is finished (rule 4)", async () => {
+    const mixed = world.campaigns.find(
+      (c) =>
+        c.role === "normal" &&
+        c.tasks.some((t) => t.aggregated) &&
+        c.tasks.some((t) => !t.aggregated),
+    ) as SandboxCampaign;
+    expect(mixed).toBeDefined();
+    const unfinished = mixed.tasks.filter((t) => !t.aggregated);
+    // The unfinished rounds do have events (the metrics endpoint shows them), yet stay out.
+    const window = {
+      task_from: kstDate(unfinished[0]?.scheduled_at ?? 0),
+      task_to: kstDate(world.now),
+    };
+    const served = ((await api.metrics(window)).body.campaigns as MetricsCampaign[]).find(
+      (c) => c._id === mixed._id,
+    );
+    for (const task of unfinished) {
+      expect(served?.tasks.find((t) => t._id === task._id)?.sent_count).toBeGreaterThan(0);
+    }
+    const job = await api.exportFile({ type: "campaign_event_data", campaign_id: mixed._id });
+    expect("from" in job || "to" in job).toBe(false);
+    const inFile = new Set(
+      records(await download(job))
+        .slice(1)
+        .map((r) => r[0]),
+    );
+    const finished = mixed.tasks.filter((t) => t.aggregated).map((t) => t._id);
+    expect([...inFile].sort()).toEqual([...finished].sort());
+    for (const task of unfinished) expect(inFile.has(task._id)).toBe(false);
   });
 });
+
+type MetricsCampaign = { _id: string; tasks: Array<{ _id: string; sent_count: number }> };
 
 describe("metrics agree with the export (2.6)", () => {
   it("has sent/received/open/click/purchase counts equal to the CSV's row counts per task", async () => {
