@@ -120,10 +120,10 @@ export function createExportJobs(options: ExportJobsOptions) {
     }
     const { fromMs, toMs } = exportRange(dates.from, dates.to);
     const selection = selectRounds(campaign, fromMs, toMs);
-    if (selection.sends > MAX_EXPORT_SENDS || selection.sendRounds > MAX_EXPORT_ROUNDS) {
+    if (selection.sends > MAX_EXPORT_SENDS || selection.rounds.length > MAX_EXPORT_ROUNDS) {
       return errorReply(
         400,
-        `The range holds ${selection.sends} sends in ${selection.sendRounds} rounds; at most ${MAX_EXPORT_SENDS} sends and ${MAX_EXPORT_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
+        `The range holds ${selection.sends} sends in ${selection.rounds.length} rounds; at most ${MAX_EXPORT_SENDS} sends and ${MAX_EXPORT_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
         "LimitExceeded",
       );
     }
@@ -336,27 +336,25 @@ function readDates(
   return out;
 }
 
-interface Selection {
+export interface Selection {
   rounds: SelectedRound[];
+  /** Send records of the send groups (a control group sends nothing). */
   sends: number;
-  sendRounds: number;
 }
 
 /**
- * Spec 4.2 rules 2 and 4: rounds by scheduled send time, aggregated ones only. For the limits the
- * send groups count as separate rounds; a control group sends nothing, so it adds neither sends nor
- * a round (its `control_assigned` rows are still written).
+ * Spec 4.2 rules 2 and 4: rounds by scheduled send time, aggregated ones only. For the limits of
+ * spec 8 every (task, group) is a round, the control group included: spec 2.4 identifies a round
+ * by `task_id`, `scheduled_at` and `group`, and control rows carry `group` = 대조군. A control
+ * group adds a round but no sends.
  */
-function selectRounds(campaign: SandboxCampaign, fromMs: number, toMs: number): Selection {
-  const selection: Selection = { rounds: [], sends: 0, sendRounds: 0 };
+export function selectRounds(campaign: SandboxCampaign, fromMs: number, toMs: number): Selection {
+  const selection: Selection = { rounds: [], sends: 0 };
   for (const task of campaign.tasks) {
     if (task.scheduled_at < fromMs || task.scheduled_at >= toMs || !task.aggregated) continue;
     for (const round of task.rounds) {
       selection.rounds.push({ task, round });
-      if (!round.isControl) {
-        selection.sends += round.records;
-        selection.sendRounds += 1;
-      }
+      if (!round.isControl) selection.sends += round.records;
     }
   }
   return selection;
