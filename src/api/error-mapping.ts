@@ -1,3 +1,5 @@
+import { DateTime } from "luxon";
+import { log } from "../log.js";
 import { redact } from "../redact.js";
 import {
   AbortedError,
@@ -53,39 +55,51 @@ export function bodyDetail(body: string): string | undefined {
 /**
  * Finds the service's error code wherever a real service plausibly puts it: `code`, `error_code`,
  * `errorCode`, `error` (string), `error.code`, `errors[0].code`, or a known code inside a text body.
+ * A JSON body is read only through its code-bearing fields (and a `message` that is nothing but a
+ * known code): free text such as "Unauthorized fields: campaign_id is required" or "see
+ * ResourceNotReady" must not decide the error class when the body has its own structure.
  */
 export function extractErrorCode(body: string): string | undefined {
   const json = tryParseJson(body);
-  if (isRecord(json)) {
-    const nestedError = json.error;
-    const firstOfErrors = Array.isArray(json.errors) ? json.errors[0] : undefined;
-    const candidates: unknown[] = [
-      json.code,
-      json.error_code,
-      json.errorCode,
-      typeof nestedError === "string" ? nestedError : undefined,
-      isRecord(nestedError) ? nestedError.code : undefined,
-      isRecord(nestedError) ? nestedError.error_code : undefined,
-      isRecord(firstOfErrors) ? firstOfErrors.code : undefined,
-      typeof firstOfErrors === "string" ? firstOfErrors : undefined,
-    ];
-    const codes = candidates.filter(
-      (c): c is string => typeof c === "string" && /^[A-Za-z][A-Za-z0-9_.-]{1,63}$/.test(c),
-    );
-    // A known code wins over a generic one (e.g. `error: "Bad Request", code: "LimitExceeded"`).
-    const known = codes.find((c) => knownCode(c) !== undefined);
-    if (known !== undefined) return known;
-    const inText = KNOWN_CODE_IN_TEXT.exec(body)?.[1];
-    if (inText !== undefined) return inText;
-    return codes[0];
-  }
-  return KNOWN_CODE_IN_TEXT.exec(body)?.[1];
+  if (json === NOT_JSON) return KNOWN_CODE_IN_TEXT.exec(body)?.[1];
+  return codeFromJson(json, 0);
+}
+
+function codeFromJson(json: unknown, depth: number): string | undefined {
+  if (typeof json === "string") return knownCode(json) === undefined ? undefined : json;
+  if (Array.isArray(json)) return depth < 2 ? codeFromJson(json[0], depth + 1) : undefined;
+  if (!isRecord(json)) return undefined;
+  const nestedError = json.error;
+  const firstOfErrors = Array.isArray(json.errors) ? json.errors[0] : undefined;
+  const candidates: unknown[] = [
+    json.code,
+    json.error_code,
+    json.errorCode,
+    typeof nestedError === "string" ? nestedError : undefined,
+    isRecord(nestedError) ? nestedError.code : undefined,
+    isRecord(nestedError) ? nestedError.error_code : undefined,
+    isRecord(firstOfErrors) ? firstOfErrors.code : undefined,
+    typeof firstOfErrors === "string" ? firstOfErrors : undefined,
+  ];
+  const codes = candidates.filter(
+    (c): c is string => typeof c === "string" && /^[A-Za-z][A-Za-z0-9_.-]{1,63}$/.test(c),
+  );
+  // A known code wins over a generic one (e.g. `error: "Bad Request", code: "LimitExceeded"`).
+  const known = codes.find((c) => knownCode(c) !== undefined);
+  if (known !== undefined) return known;
+  // `{"message": "ResourceNotReady"}`: a message that is the code itself, and nothing more.
+  const messages = [json.message, isRecord(nestedError) ? nestedError.message : undefined];
+  const codeAsMessage = messages.find(
+    (m): m is string => typeof m === "string" && knownCode(m.trim()) !== undefined,
+  );
+  if (codeAsMessage !== undefined) return codeAsMessage.trim();
+  return codes[0];
 }
 
 type KnownCode = "unauthorized" | "resourcenotfound" | "limitexceeded" | "resourcenotready";
 
 function knownCode(code: string | undefined): KnownCode | undefined {
-  if (code === undefined) return undefined;
+  if (code === undefined || !/^[A-Za-z][A-Za-z_.-]*$/.test(code)) return undefined;
   const normalized = code.toLowerCase().replace(/[^a-z]/g, "");
   switch (normalized) {
     case "unauthorized":
@@ -99,14 +113,19 @@ function knownCode(code: string | undefined): KnownCode | undefined {
   }
 }
 
-/** `Retry-After` as delay-seconds or an HTTP date, in milliseconds from `now` (never negative). */
+/**
+ * `Retry-After` as delay-seconds or an HTTP date (RFC 9110 10.2.3), in milliseconds from `now`
+ * (never negative). Anything else is ignored: a lenient parser turns "-1" or "Mon 10" into
+ * "retry at once".
+ */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // IMF-fixdate and the two obsolete forms RFC 9110 still asks recipients to accept.
+  const at = DateTime.fromHTTP(text, { zone: "utc" });
+  if (!at.isValid) return undefined;
+  return Math.max(0, at.toMillis() - now);
 }
 
 export interface HttpFailure {
@@ -123,9 +142,15 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   // A service echoing the key back as a "code" must not smuggle it into the message.
   const rawCode = extractErrorCode(body);
   const code = rawCode === undefined ? undefined : redact(rawCode);
-  const init = { operation, status, code, detail: bodyDetail(body) };
+  // Honoured on every status (412, 502, 503... may carry it too), not only on 429.
+  const retryAfterMs = parseRetryAfter(failure.retryAfter, failure.now);
+  const init = { operation, status, code, detail: bodyDetail(body), retryAfterMs };
   const known = knownCode(code);
   const label = operationLabel(operation);
+  if (init.detail !== undefined) {
+    // The body never reaches the user-facing message; at debug level it helps diagnose.
+    log.debug(`${label}: HTTP ${status}`, { code, detail: init.detail });
+  }
 
   // The status decides where the spec gives it a meaning; a code in the body only refines a 400
   // (spec 7.2 puts every export error on 400) or a status the spec does not list.
@@ -144,14 +169,13 @@ export function mapHttpError(failure: HttpFailure): ApiError {
     );
   }
   if (status === 429) {
-    const retryAfterMs = parseRetryAfter(failure.retryAfter, failure.now);
     const wait =
       retryAfterMs === undefined ? "a few minutes" : `${Math.ceil(retryAfterMs / 1000)} seconds`;
     const what =
       operation === "create_export_job"
         ? "Too many export jobs were created (the service allows 10 per 10 minutes)"
         : `${label} was rate limited by the service`;
-    return new RateLimitedError(`${what}. Try again in ${wait}.`, { ...init, retryAfterMs });
+    return new RateLimitedError(`${what}. Try again in ${wait}.`, init);
   }
   if (status >= 500) {
     return new ServerError(
@@ -201,6 +225,7 @@ type ErrorInit = {
   status: number;
   code: string | undefined;
   detail?: string | undefined;
+  retryAfterMs?: number | undefined;
 };
 
 function notFound(operation: ApiOperation, init: ErrorInit): NotFoundError {
@@ -226,6 +251,17 @@ const NOT_SENT_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
+/** Certificate and TLS handshake failures (Node's `CERT_*`, `ERR_TLS_*`, `ERR_SSL_*` and kin). */
+export function isTlsFailureCode(code: string | undefined): boolean {
+  if (code === undefined) return false;
+  return (
+    /^(CERT_|ERR_TLS_|ERR_SSL_)/.test(code) ||
+    code.includes("_CERT") ||
+    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
+    code === "HOSTNAME_MISMATCH"
+  );
+}
+
 export interface TransportContext {
   operation: ApiOperation;
   /** The caller's own signal fired. */
@@ -248,6 +284,14 @@ export function mapTransportError(error: unknown, context: TransportContext): Ap
     return new TimeoutError(
       `${label} timed out waiting for the service (${code === "UND_ERR_HEADERS_TIMEOUT" ? "no response" : "response stalled"}).`,
       init,
+    );
+  }
+  if (isTlsFailureCode(code)) {
+    // A certificate problem does not fix itself between retries, and "could not reach the
+    // service" would send the user looking at the network instead of the certificate.
+    return new NetworkError(
+      `${label} failed: the secure (TLS) connection was rejected (${code}): the server's certificate is not trusted for this host. Check the URL (CRM_BASE_URL / CRM_REALTIME_BASE_URL, or the download host) and, behind a TLS-inspecting proxy, NODE_EXTRA_CA_CERTS.`,
+      { ...init, code, requestSent: false },
     );
   }
   const requestSent = code === undefined || !NOT_SENT_CODES.has(code);
@@ -292,11 +336,13 @@ function sanitizeCause(error: unknown): Error | undefined {
   return copy;
 }
 
+const NOT_JSON = Symbol("not JSON");
+
 function tryParseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return undefined;
+    return NOT_JSON;
   }
 }
 

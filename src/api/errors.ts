@@ -36,6 +36,8 @@ export interface ApiErrorInit {
   code?: string | undefined;
   /** Truncated, redacted body for diagnostics; never part of `message`. */
   detail?: string | undefined;
+  /** The response's `Retry-After`, in milliseconds from when it arrived, on any status. */
+  retryAfterMs?: number | undefined;
   cause?: unknown;
 }
 
@@ -47,6 +49,8 @@ export abstract class ApiError extends Error {
   readonly status: number | undefined;
   readonly code: string | undefined;
   readonly detail: string | undefined;
+  /** How long the service asked us to wait before trying again (`Retry-After`), when it said. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(message: string, init: ApiErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -55,6 +59,7 @@ export abstract class ApiError extends Error {
     this.status = init.status;
     this.code = init.code;
     this.detail = init.detail;
+    this.retryAfterMs = init.retryAfterMs;
   }
 }
 
@@ -104,11 +109,6 @@ export class BadRequestError extends ApiError {
 export class RateLimitedError extends ApiError {
   readonly kind = "rate_limited";
   readonly transient = true;
-  readonly retryAfterMs: number | undefined;
-  constructor(message: string, init: ApiErrorInit & { retryAfterMs?: number | undefined }) {
-    super(message, init);
-    this.retryAfterMs = init.retryAfterMs;
-  }
 }
 
 /** 500, 503 and other 5xx statuses. */

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { log } from "../log.js";
-import { operationLabel } from "./error-mapping.js";
+import { isTlsFailureCode, operationLabel } from "./error-mapping.js";
 import {
   AbortedError,
   ApiError,
@@ -61,7 +61,8 @@ export function isRetryable(operation: ApiOperation, error: ApiError): boolean {
     return error instanceof NetworkError && !error.requestSent;
   }
   if (operation === "download_export") return false;
-  if (error instanceof NetworkError || error instanceof TimeoutError) return true;
+  if (error instanceof NetworkError) return !isTlsFailureCode(error.code);
+  if (error instanceof TimeoutError) return true;
   if (error instanceof CandidateCacheNotReadyError || error instanceof EngineError) return true;
   if (error instanceof RateLimitedError) return true;
   if (error instanceof ServerError) {
@@ -90,8 +91,9 @@ export async function withRetry<T>(
       if (!(error instanceof ApiError)) throw error;
       if (attempt >= policy.attempts || !isRetryable(operation, error)) throw error;
       let wait = backoffDelay(attempt, policy, random);
-      if (error instanceof RateLimitedError && error.retryAfterMs !== undefined) {
-        // Retry-After is the earliest moment a retry can succeed; waiting less only burns attempts.
+      if (error.retryAfterMs !== undefined) {
+        // Retry-After (on a 429, 503, 412...) is the earliest moment a retry can succeed; waiting
+        // less only burns attempts.
         if (deadline === undefined && error.retryAfterMs > policy.maxRetryAfterMs) throw error;
         wait = Math.max(wait, error.retryAfterMs);
       }

@@ -12,12 +12,13 @@ import {
   ResourceNotReadyError,
   ServerError,
 } from "../../src/api/errors.js";
+import { setLogLevel } from "../../src/log.js";
 import {
   type FixtureReply,
   type FixtureServer,
   startFixtureServer,
 } from "../helpers/fixture-server.js";
-import { clientFor, jobJson, tempDir } from "./support.js";
+import { clientFor, jobJson, SECRET, tempDir } from "./support.js";
 
 let server: FixtureServer;
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -161,6 +162,48 @@ describe("status versus code", () => {
   });
 });
 
+describe("a JSON body's own code decides, not its free text", () => {
+  it("a code field wins over a known code mentioned in the message", async () => {
+    const error = await failWith("create", {
+      status: 400,
+      json: { code: "ValidationError", message: "from is invalid; see ResourceNotReady docs" },
+    });
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error.code).toBe("ValidationError");
+  });
+
+  it("a message merely starting with a code's word is not that code", async () => {
+    const error = await failWith("create", {
+      status: 400,
+      json: { message: "Unauthorized fields: campaign_id is required" },
+    });
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error.code).toBeUndefined();
+    expect(extractErrorCode('{"error":{"message":"LimitExceeded soon, maybe"}}')).toBeUndefined();
+  });
+
+  it("a message that is nothing but a known code is that code; text bodies are still scanned", async () => {
+    expect(
+      await failWith("create", { status: 400, json: { message: "ResourceNotReady" } }),
+    ).toBeInstanceOf(ResourceNotReadyError);
+    expect(extractErrorCode('"LimitExceeded"')).toBe("LimitExceeded");
+    expect(extractErrorCode("400 Bad Request: LimitExceeded")).toBe("LimitExceeded");
+  });
+});
+
+describe("Retry-After on any status", () => {
+  it.each<["get" | "recommend", number]>([
+    ["get", 503],
+    ["get", 500],
+    ["recommend", 412],
+    ["recommend", 502],
+  ])("%s %i carries retryAfterMs", async (operation, status) => {
+    const error = await failWith(operation, { status, headers: { "retry-after": "7" } });
+    expect(error.status).toBe(status);
+    expect(error.retryAfterMs).toBe(7_000);
+  });
+});
+
 describe("429 Retry-After", () => {
   it("reads delay-seconds", async () => {
     const error = await failWith("create", { status: 429, headers: { "retry-after": "42" } });
@@ -190,6 +233,17 @@ describe("429 Retry-After", () => {
     expect(parseRetryAfter(undefined, 0)).toBeUndefined();
     expect(parseRetryAfter("Thu, 01 Jan 1970 00:00:00 GMT", 5_000)).toBe(0);
   });
+
+  it("accepts only delay-seconds and the HTTP date forms of RFC 9110", () => {
+    const now = Date.parse("2026-11-22T09:00:00Z");
+    for (const lenient of ["-1", "Mon 10", "1.5", "1e3", "2026-11-22T09:01:00Z", " "]) {
+      expect(parseRetryAfter(lenient, now), lenient).toBeUndefined();
+    }
+    expect(parseRetryAfter(" 120 ", now)).toBe(120_000);
+    expect(parseRetryAfter("Sun, 22 Nov 2026 09:00:10 GMT", now)).toBe(10_000);
+    expect(parseRetryAfter("Sunday, 22-Nov-26 09:00:20 GMT", now)).toBe(20_000);
+    expect(parseRetryAfter("Sun Nov 22 09:00:30 2026", now)).toBe(30_000);
+  });
 });
 
 describe("metrics errors (statuses not shown in the spec)", () => {
@@ -209,6 +263,26 @@ describe("metrics errors (statuses not shown in the spec)", () => {
 });
 
 describe("detail", () => {
+  it("is logged at debug level, redacted, when an HTTP error is mapped", async () => {
+    const lines: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    setLogLevel("debug");
+    try {
+      await failWith("get", { status: 400, json: { code: "Odd", hint: `key ${SECRET} rejected` } });
+    } finally {
+      setLogLevel("info");
+      process.stderr.write = original;
+    }
+    const logged = lines.join("");
+    expect(logged).toContain("HTTP 400");
+    expect(logged).toContain("rejected");
+    expect(logged).not.toContain(SECRET);
+  });
+
   it("is truncated to a few hundred characters", async () => {
     const error = await failWith("get", { status: 500, body: "x".repeat(5000) });
     expect(error.detail?.length).toBeLessThan(600);

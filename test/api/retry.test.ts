@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   AbortedError,
@@ -7,6 +8,7 @@ import {
   CandidateCacheNotReadyError,
   EngineError,
   NetworkError,
+  NotFoundError,
   RateLimitedError,
   ServerError,
   TimeoutError,
@@ -18,6 +20,7 @@ import {
   freePort,
   startFixtureServer,
 } from "../helpers/fixture-server.js";
+import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from "../helpers/self-signed.js";
 import { clientFor, jobJson, tempDir } from "./support.js";
 
 let server: FixtureServer;
@@ -82,7 +85,7 @@ describe("reads and recommend retry transient failures", () => {
 
   it.each<[string, FixtureReply, abstract new (...a: never[]) => Error]>([
     ["401", { status: 401, body: "" }, AuthenticationError],
-    ["400 ResourceNotFound", { status: 400, json: { code: "ResourceNotFound" } }, Error],
+    ["400 ResourceNotFound", { status: 400, json: { code: "ResourceNotFound" } }, NotFoundError],
     ["400", { status: 400, body: "" }, BadRequestError],
   ])("never retries a permanent %s", async (_name, reply, type) => {
     const client = clientFor(server, dir.path);
@@ -130,6 +133,21 @@ describe("backoff", () => {
     await expect(client.getExportJob("j", { deadline: Date.now() + 5_000 })).resolves.toMatchObject(
       { _id: "job-1" },
     );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990);
+    expect(server.requests).toHaveLength(2);
+    await client.close();
+  });
+
+  it.each<[string, "recommend" | "get", FixtureReply]>([
+    ["503 on getting a job", "get", { status: 503, headers: { "retry-after": "1" } }],
+    ["412 on recommend", "recommend", { status: 412, headers: { "retry-after": "1" } }],
+  ])("honours Retry-After on a %s, not only on a 429", async (_name, operation, failure) => {
+    const client = clientFor(server, dir.path);
+    server.reply(failure, operation === "get" ? { json: jobJson() } : { json: { item_ids: [] } });
+    const started = Date.now();
+    if (operation === "get") await client.getExportJob("j");
+    else await client.recommend("s", {});
+    // Backoff alone would wait at most 20 ms with these test settings.
     expect(Date.now() - started).toBeGreaterThanOrEqual(990);
     expect(server.requests).toHaveLength(2);
     await client.close();
@@ -248,6 +266,36 @@ describe("createExportJob is never repeated once the service may have seen it", 
     expect(error.message).toContain("connection refused");
     expect(retries).toBe(3);
     await client.close();
+  });
+});
+
+describe("TLS failures", () => {
+  it("an untrusted certificate is named as such and not retried", async () => {
+    const tls = createHttpsServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }, (_q, r) => {
+      r.end("{}");
+    });
+    let connections = 0;
+    tls.on("connection", () => {
+      connections++;
+    });
+    await new Promise<void>((r) => tls.listen(0, "127.0.0.1", () => r()));
+    const address = tls.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    let retries = 0;
+    const client = clientFor({ ...server, url: `https://127.0.0.1:${port}` }, dir.path, {
+      onRetry: () => {
+        retries++;
+      },
+    });
+    const error = (await client.getExportJob("j").catch((e: unknown) => e)) as NetworkError;
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toContain("certificate");
+    expect(error.message).not.toContain("could not reach");
+    expect(error.code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
+    expect(retries).toBe(0);
+    expect(connections).toBe(1);
+    await client.close();
+    await new Promise<void>((r) => tls.close(() => r()));
   });
 });
 
