@@ -11,14 +11,17 @@ import { createSandboxClock, parseNowOption } from "./clock.js";
 import { createUrlSigner } from "./download-urls.js";
 import { createExportJobs } from "./export-jobs.js";
 import { createFaultInjector } from "./faults.js";
-import { createRequestHandler } from "./server.js";
+import { createRequestHandler, type SandboxApp } from "./server.js";
 import type { RunningSandbox, SandboxInfo, SandboxOptions } from "./types.js";
+import { createEmptyWorld } from "./world/empty.js";
 import type { World, WorldOptions } from "./world/types.js";
 
 export type * from "./types.js";
 
 const DEFAULT_SEED = 42;
 const DEFAULT_JOB_SECONDS = 3;
+/** The data-less second application (its keys are only on `RunningSandbox.otherApplication`). */
+export const OTHER_APPLICATION_ID = "sandbox-app-2";
 
 /**
  * Starts the sandbox service on a loopback port: the four endpoints of spec 4 over the synthetic
@@ -47,17 +50,27 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   // The base URL is known only once the port is; the signer reads it lazily through this box.
   const base = { url: "" };
   const signer = createUrlSigner(() => base.url);
-  const jobs = createExportJobs({
-    world,
-    clock,
-    jobSeconds,
-    fileDir,
-    signer,
-    offsetMinutes: DateTime.fromMillis(clock.startedAt, { zone: world.timeZone }).offset,
-  });
-  const server = createServer(
-    createRequestHandler({ world, clock, secretKey, recommendKey, faults, jobs, signer }),
-  );
+  const jobsOf = (appWorld: World) =>
+    createExportJobs({
+      world: appWorld,
+      clock,
+      jobSeconds,
+      fileDir,
+      signer,
+      offsetMinutes: DateTime.fromMillis(clock.startedAt, { zone: appWorld.timeZone }).offset,
+    });
+  const otherKeys = {
+    secretKey: `sbx_sk_${randomBytes(18).toString("hex")}`,
+    recommendKey: `sbx_live_${randomBytes(18).toString("hex")}`,
+  };
+  registerSecret(otherKeys.secretKey);
+  registerSecret(otherKeys.recommendKey);
+  const otherWorld = createEmptyWorld(OTHER_APPLICATION_ID, clock.startedAt);
+  const apps: SandboxApp[] = [
+    { world, secretKey, recommendKey, jobs: jobsOf(world) },
+    { world: otherWorld, ...otherKeys, jobs: jobsOf(otherWorld) },
+  ];
+  const server = createServer(createRequestHandler({ apps, clock, faults, signer }));
   // Idle keep-alive sockets must not hold close() up.
   server.keepAliveTimeout = 5_000;
 
@@ -87,14 +100,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await jobs.close();
+      await Promise.all(apps.map((app) => app.jobs.close()));
       await closed;
       if (ownDir) await rm(fileDir, { recursive: true, force: true });
     })();
     return closing;
   };
 
-  return { ...info, info, world, faults, close };
+  const otherApplication = {
+    application_id: OTHER_APPLICATION_ID,
+    secret_key: otherKeys.secretKey,
+    recommend_secret_key: otherKeys.recommendKey,
+  };
+  return { ...info, info, world, faults, otherApplication, close };
 }
 
 function urlHost(address: AddressInfo): string {

@@ -19,15 +19,21 @@ import { recommend } from "./recommend-route.js";
 import type { FaultAction, SandboxOperation } from "./types.js";
 import type { World } from "./world/types.js";
 
-export interface ServerContext {
+/** One application the sandbox serves, with its own keys, data and export jobs. */
+export interface SandboxApp {
   world: World;
-  clock: SandboxClock;
   /** Export and metrics key. */
   secretKey: string;
   /** Recommend key. */
   recommendKey: string;
-  faults: ServerFaults;
   jobs: ExportJobs;
+}
+
+export interface ServerContext {
+  /** The first is the application with data; the others exist so foreign keys are real. */
+  apps: readonly SandboxApp[];
+  clock: SandboxClock;
+  faults: ServerFaults;
   signer: UrlSigner;
 }
 
@@ -96,7 +102,7 @@ function faultReply(action: Extract<FaultAction, { type: "status" }>): JsonReply
 }
 
 export function createRequestHandler(ctx: ServerContext) {
-  const { world, clock, faults, jobs, signer } = ctx;
+  const { apps, clock, faults, signer } = ctx;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://sandbox.invalid");
@@ -166,26 +172,34 @@ export function createRequestHandler(ctx: ServerContext) {
     bodyText: string,
     query: URLSearchParams,
   ): Promise<JsonReply> {
+    // Key first: a known application takes only its own key; for an unknown application id any
+    // valid key of the right kind gets as far as "not found".
+    const app = apps.find((candidate) => candidate.world.applicationId === route.app);
     if (route.operation === "recommend") {
-      if (authorization !== ctx.recommendKey) {
-        return errorReply(401, "Authentication failed: missing or wrong secret key");
-      }
-      if (route.app !== world.applicationId) {
-        return errorReply(404, `Application ${route.app} does not exist`);
-      }
-      return recommend(world, route.slot, bodyText, clock.sinceStart());
+      const keyOk =
+        app === undefined
+          ? apps.some((candidate) => candidate.recommendKey === authorization)
+          : authorization === app.recommendKey;
+      if (!keyOk) return errorReply(401, "Authentication failed: missing or wrong secret key");
+      if (app === undefined) return errorReply(404, `Application ${route.app} does not exist`);
+      return recommend(app.world, route.slot, bodyText, clock.sinceStart());
     }
     // Spec 7.2: export (and, by the same style, metrics) authentication failures are 400.
-    if (authorization !== ctx.secretKey) {
+    const keyOk =
+      app === undefined
+        ? apps.some((candidate) => candidate.secretKey === authorization)
+        : authorization === app.secretKey;
+    if (!keyOk) {
       return errorReply(
         400,
         "Authentication failed: the secret key is missing, wrong, or belongs to another application",
         "UnAuthorized",
       );
     }
-    if (route.app !== world.applicationId) {
+    if (app === undefined) {
       return errorReply(400, `Application ${route.app} not found`, "ResourceNotFound");
     }
+    const { world, jobs } = app;
     switch (route.operation) {
       case "create_export_job": {
         const body = parseJsonObject(bodyText);
@@ -220,7 +234,7 @@ export function createRequestHandler(ctx: ServerContext) {
       );
       return;
     }
-    const file = jobs.file(jobId);
+    const file = apps.map((app) => app.jobs.file(jobId)).find((found) => found !== undefined);
     if (file === undefined) {
       sendJson(res, errorReply(404, "No file for this job"));
       return;

@@ -75,9 +75,18 @@ export interface FaultInjector {
   readonly requestCounts: Readonly<Record<SandboxOperation, number>>;
 }
 
+/** A second, data-less application with its own keys, for "another application's key" cases. */
+export interface OtherApplication {
+  application_id: string;
+  secret_key: string;
+  recommend_secret_key: string;
+}
+
 export interface RunningSandbox extends SandboxInfo {
   readonly info: SandboxInfo;
   readonly world: World;
   readonly faults: FaultInjector;
+  /** Not in the startup JSON (the contract fixes it); for tests of cross-application keys. */
+  readonly otherApplication?: OtherApplication;
   close(): Promise<void>;
 }

@@ -81,6 +81,88 @@ describe("export and metrics (400 UnAuthorized on a bad key)", () => {
   });
 });
 
+describe("a key of another application (spec 5, a second data-less application)", () => {
+  const other = sandbox.otherApplication;
+  const otherApp = `${sandbox.base_url}/prod/v2/applications/${other?.application_id}`;
+  const body = { type: "campaign_event_data", campaign_id: campaignId };
+  const exportCalls = (base: string, key: string) => [
+    fetch(`${base}/export-jobs`, {
+      method: "POST",
+      headers: { Authorization: key, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    fetch(`${base}/export-jobs/0123456789abcdef01234567`, { headers: { Authorization: key } }),
+    fetch(`${base}/campaigns/metrics?task_from=2024-06-01&task_to=2024-06-10`, {
+      headers: { Authorization: key },
+    }),
+  ];
+  const recommendOn = (app: string, key: string) =>
+    fetch(
+      `${sandbox.realtime_base_url}/v1/applications/${app}/slots/${activeSlot?.key}/recommend`,
+      {
+        method: "POST",
+        headers: { Authorization: key, "Content-Type": "application/json" },
+        body: "{}",
+      },
+    );
+
+  it("exists with its own keys, different from this application's", () => {
+    expect(other?.application_id).toBe("sandbox-app-2");
+    expect(other?.application_id).not.toBe(sandbox.application_id);
+    const keys = [other?.secret_key, other?.recommend_secret_key];
+    expect(keys).not.toContain(sandbox.secret_key);
+    expect(keys).not.toContain(sandbox.recommend_secret_key);
+    // Not in the contract's startup facts.
+    expect(JSON.stringify(sandbox.info)).not.toContain(String(other?.secret_key));
+  });
+
+  it("rejects its export key on this application with 400 UnAuthorized", async () => {
+    const base = `${sandbox.base_url}/prod/v2/applications/${sandbox.application_id}`;
+    for (const res of await Promise.all(exportCalls(base, String(other?.secret_key)))) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe("UnAuthorized");
+    }
+    expect(
+      (await recommendOn(sandbox.application_id, String(other?.recommend_secret_key))).status,
+    ).toBe(401);
+  });
+
+  it("rejects this application's keys on its paths (400 UnAuthorized; recommend 401)", async () => {
+    for (const res of await Promise.all(exportCalls(otherApp, sandbox.secret_key))) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe("UnAuthorized");
+    }
+    const app2 = String(other?.application_id);
+    expect((await recommendOn(app2, sandbox.recommend_secret_key)).status).toBe(401);
+  });
+
+  it("answers its own keys: no campaigns, unknown ids, no slots", async () => {
+    const key = String(other?.secret_key);
+    const [create, get, metrics] = (await Promise.all(exportCalls(otherApp, key))) as [
+      Response,
+      Response,
+      Response,
+    ];
+    expect(create.status).toBe(400);
+    expect(((await create.json()) as { code: string }).code).toBe("ResourceNotFound");
+    expect(((await get.json()) as { code: string }).code).toBe("ResourceNotFound");
+    expect(metrics.status).toBe(200);
+    expect(await metrics.json()).toEqual({ campaigns: [] });
+    const app2 = String(other?.application_id);
+    expect((await recommendOn(app2, String(other?.recommend_secret_key))).status).toBe(404);
+  });
+
+  it("does not show this application's jobs to the other application", async () => {
+    const created = await api.createJob(body);
+    expect(created.status).toBe(200);
+    const res = await fetch(`${otherApp}/export-jobs/${String(created.body._id)}`, {
+      headers: { Authorization: String(other?.secret_key) },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("ResourceNotFound");
+  });
+});
+
 describe("routes (spec 4)", () => {
   it("answers 405 with Allow for a known path under another method", async () => {
     const res = await fetch(
