@@ -25,6 +25,13 @@ export function createFaultInjector(): ServerFaults {
       const times = rule.times ?? 1;
       if (!Number.isInteger(times) || times < 1)
         throw new Error("times must be a positive integer");
+      if (!OPERATIONS.includes(rule.operation)) {
+        throw new Error(`Unknown operation "${rule.operation}"`);
+      }
+      // A rule that could never apply would make a test pass without its fault happening.
+      if (rule.action.type === "truncate" && rule.operation !== "download") {
+        throw new Error(`A truncate fault applies to downloads only, not to ${rule.operation}`);
+      }
       rules.push({ operation: rule.operation, action: rule.action, left: times });
     },
     clear(): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { client, sandboxForFile } from "./support.js";
+import { client, manualClock, sandboxForFile } from "./support.js";
 
 // Fault injection (issue 3, item 6): injected statuses, delays, dropped connections, cut downloads.
 const sandbox = await sandboxForFile();
@@ -59,12 +59,29 @@ describe("fault injection", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });
 
-  it("drops the connection after processing a create (the job exists)", async () => {
-    sandbox.faults.inject({ operation: "create_export_job", action: { type: "drop" } });
-    await expect(
-      api.createJob({ type: "campaign_event_data", campaign_id: campaignId }),
-    ).rejects.toThrow();
-    expect(sandbox.faults.requestCounts.create_export_job).toBeGreaterThanOrEqual(2);
+  it("drops the connection after processing a create (the creation counts)", async () => {
+    // Its own sandbox and clock: the 10-per-10-minutes window shows the dropped create counted.
+    const own = manualClock();
+    const fresh = await sandboxForFile({ clock: own.read });
+    const freshApi = client(fresh);
+    const body = { type: "campaign_event_data", campaign_id: campaignId };
+    for (let i = 0; i < 9; i += 1) expect((await freshApi.createJob(body)).status).toBe(200);
+    fresh.faults.inject({ operation: "create_export_job", action: { type: "drop" } });
+    await expect(freshApi.createJob(body)).rejects.toThrow();
+    expect(fresh.faults.requestCounts.create_export_job).toBe(10);
+    const eleventh = await freshApi.createJob(body);
+    expect(eleventh.status).toBe(429);
+  });
+
+  it("refuses a truncate rule for anything but downloads", () => {
+    expect(() =>
+      sandbox.faults.inject({
+        operation: "get_export_job",
+        action: { type: "truncate", bytes: 10 },
+      }),
+    ).toThrow(/downloads only/);
+    sandbox.faults.inject({ operation: "download", action: { type: "truncate", bytes: 10 } });
+    sandbox.faults.clear();
   });
 
   it("cuts a download short after the headers promised the full length", async () => {
