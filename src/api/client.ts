@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { type Config, ConfigError } from "../config.js";
+import { isLoopbackHost } from "../net.js";
 import { registerSecret } from "../redact.js";
 import { downloadExport } from "./download.js";
 import { requestJson } from "./http.js";
@@ -157,6 +158,8 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
         ...http,
         apiHosts: [new URL(base).hostname, new URL(realtime).hostname],
         downloadHosts: options.downloadHosts,
+        // The export host hands out the download URLs; only a local one may point at this machine.
+        localService: isLoopbackHost(new URL(base).hostname),
         maxBytes: options.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES,
         directory: call?.directory ?? join(options.dataDir, "exports"),
         signal: call?.signal,

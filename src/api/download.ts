@@ -1,11 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Dispatcher } from "undici";
 import { isLoopbackHost } from "../net.js";
-import { redactUrl } from "../redact.js";
+import { redact, redactUrl } from "../redact.js";
 import { callSignal } from "./call-signal.js";
-import { mapTransportError } from "./error-mapping.js";
+import { errorCode, mapTransportError } from "./error-mapping.js";
 import { ApiError, DownloadFailedError, DownloadRefusedError } from "./errors.js";
 import type { ExportJob } from "./schemas.js";
 import type { DownloadedFile } from "./types.js";
@@ -20,7 +20,15 @@ import type { DownloadedFile } from "./types.js";
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ALLOWED_EXTENSIONS = new Set(["csv", "xlsx"]);
-const MAX_NAME_LENGTH = 100;
+/**
+ * File systems limit a name to 255 bytes, and a Hangul syllable is 3 bytes in UTF-8: the name
+ * from the API is cut by bytes, leaving room for the job ID (at most 64 + 9) and the extension.
+ */
+const MAX_NAME_BYTES = 150;
+const MAX_ID_LENGTH = 64;
+/** Temporary files of downloads; ones this old were left by a process that was killed. */
+const TEMP_FILE = /^\.[0-9a-f]{16}\.part$/;
+const STALE_TEMP_MS = 60 * 60 * 1000;
 
 export interface DownloadContext {
   dispatcher: Dispatcher;
@@ -30,6 +38,12 @@ export interface DownloadContext {
   apiHosts: string[];
   /** Extra allowed hosts; `undefined` allows any host. */
   downloadHosts: string[] | undefined;
+  /**
+   * The service itself runs on this machine (its base URL is loopback, e.g. the sandbox): only
+   * then may a download URL point at a loopback host, and only then over plain http. A remote
+   * service's URL (or a redirect) aimed at 127.0.0.1 would reach local services (SSRF).
+   */
+  localService?: boolean | undefined;
   maxBytes: number;
   /** Directory the finished file lands in. */
   directory: string;
@@ -47,10 +61,14 @@ function failed(message: string, status?: number): DownloadFailedError {
   return new DownloadFailedError(message, { operation: "download_export", status });
 }
 
-/** Checks scheme and host of one URL (the first or a redirect hop); returns it parsed. */
+/**
+ * Checks scheme and host of one URL (the first, or a redirect hop coming `from` another URL);
+ * returns it parsed.
+ */
 export function checkDownloadUrl(
   raw: string,
-  context: Pick<DownloadContext, "apiHosts" | "downloadHosts">,
+  context: Pick<DownloadContext, "apiHosts" | "downloadHosts" | "localService">,
+  from?: URL,
 ): URL {
   let url: URL;
   try {
@@ -60,9 +78,18 @@ export function checkDownloadUrl(
   }
   const shown = redactUrl(url.href);
   const loopback = isLoopbackHost(url.hostname);
+  if (
+    loopback &&
+    (context.localService !== true || (from !== undefined && !isLoopbackHost(from.hostname)))
+  ) {
+    throw refuse(
+      `Refused to download from ${shown}: a ${from === undefined ? "download URL" : "redirect"} from ${from === undefined ? "a service that is not on this machine" : redactUrl(from.origin)} may not point at this machine.`,
+      "insecure",
+    );
+  }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
     throw refuse(
-      `Refused to download from ${shown}: only https URLs are allowed (plain http only on this machine).`,
+      `Refused to download from ${shown}: only https URLs are allowed (plain http only when the service itself runs on this machine).`,
       "insecure",
     );
   }
@@ -84,35 +111,48 @@ export function checkDownloadUrl(
 
 /**
  * The file name we write: `<jobId>-<file_name>.<csv|xlsx>`, built only from sanitized parts so no
- * path component, `..`, control character or leading dot of the API's values survives.
+ * path component, `..`, control character or leading dot of the API's values survives, and short
+ * enough in bytes for any file system.
  */
 export function exportFileName(jobId: string, fileName: string, fileExt: string): string {
   const ext = fileExt.trim().replace(/^\.+/, "").toLowerCase();
   if (!ALLOWED_EXTENSIONS.has(ext)) {
     throw refuse(
-      `Refused to save the export: unexpected file type "${sanitizeBase(fileExt, 10)}" (expected csv or xlsx).`,
+      `Refused to save the export: unexpected file type "${sanitizeBase(fileExt, 30)}" (expected csv or xlsx).`,
       "bad_url",
     );
   }
-  const id = jobId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
-  if (id.replace(/_/g, "") === "") {
+  const cleanId = jobId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, MAX_ID_LENGTH);
+  if (cleanId.replace(/_/g, "") === "") {
     throw refuse("Refused to save the export: the job ID is empty or unusable.", "bad_url");
   }
-  const base = sanitizeBase(fileName, MAX_NAME_LENGTH) || "export";
+  // Two IDs that sanitize alike ("a/b", "a_b") must not overwrite each other's file.
+  const id =
+    cleanId === jobId
+      ? cleanId
+      : `${cleanId}_${createHash("sha256").update(jobId).digest("hex").slice(0, 8)}`;
+  const base = sanitizeBase(fileName, MAX_NAME_BYTES) || "export";
   return `${id}-${base}.${ext}`;
 }
 
-function sanitizeBase(value: string, maxLength: number): string {
+function sanitizeBase(value: string, maxBytes: number): string {
   // Keep only the last path component, whichever separator the service used.
   const last = value.split(/[/\\]/).pop() ?? "";
   const cleaned = last
     // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, "")
     .replace(/[<>:"|?*]/g, "_")
-    .replace(/\.{2,}/g, ".")
-    .replace(/^[.\s]+/, "")
-    .replace(/[.\s]+$/, "");
-  return Array.from(cleaned).slice(0, maxLength).join("");
+    .replace(/\.{2,}/g, ".");
+  // Cut whole code points (never half a character) until the UTF-8 length fits.
+  let cut = "";
+  let bytes = 0;
+  for (const char of cleaned) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > maxBytes) break;
+    cut += char;
+  }
+  // Trimmed after the cut, so a cut cannot leave a trailing dot or space behind.
+  return cut.replace(/^[.\s]+/, "").replace(/[.\s]+$/, "");
 }
 
 export async function downloadExport(
@@ -150,12 +190,13 @@ export async function downloadExport(
   if (!finalPath.startsWith(directory + sep)) {
     throw refuse("Refused to save the export outside the data directory.", "bad_url");
   }
-  await mkdir(directory, { recursive: true, mode: 0o700 });
   const tempPath = join(directory, `.${randomBytes(8).toString("hex")}.part`);
 
   const call = callSignal(context.signal, context.deadline);
   let response: Dispatcher.ResponseData | undefined;
   try {
+    await onDisk(directory, () => mkdir(directory, { recursive: true, mode: 0o700 }));
+    await removeStaleTempFiles(directory);
     for (let hop = 0; ; hop++) {
       response = await context.dispatcher.request({
         origin: url.origin,
@@ -175,7 +216,7 @@ export async function downloadExport(
       if (hop + 1 > MAX_REDIRECTS) {
         throw failed(`The download was redirected more than ${MAX_REDIRECTS} times.`);
       }
-      url = checkDownloadUrl(new URL(target, url).href, context);
+      url = checkDownloadUrl(new URL(target, url).href, context, url);
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       // The body is not kept even as detail: object-store errors echo the signature back.
@@ -191,8 +232,14 @@ export async function downloadExport(
         `The download is ${announced} bytes, over the ${context.maxBytes}-byte limit (CRM_MAX_DOWNLOAD_MB).`,
       );
     }
-    const bytes = await streamToFile(response.body, tempPath, context.maxBytes, expected);
-    await rename(tempPath, finalPath);
+    const bytes = await streamToFile(
+      response.body,
+      tempPath,
+      directory,
+      context.maxBytes,
+      expected,
+    );
+    await onDisk(directory, () => rename(tempPath, finalPath));
     return { path: finalPath, bytes };
   } catch (error) {
     if (response !== undefined) await discard(response.body);
@@ -214,13 +261,42 @@ async function discard(body: Dispatcher.ResponseData["body"]): Promise<void> {
   await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
 }
 
+/**
+ * Runs one file-system step; its failure (no space, no permission, a name too long) is a local
+ * problem and must not be reported as the service being unreachable.
+ */
+async function onDisk<T>(directory: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    const code = errorCode(error) ?? "error";
+    throw new DownloadFailedError(
+      `Could not write the export to ${redact(directory)}: ${code}. Check CRM_DATA_DIR (free space, permissions).`,
+      { operation: "download_export", code },
+    );
+  }
+}
+
+/** Deletes `.<hex>.part` files that a killed process left behind; best effort. */
+async function removeStaleTempFiles(directory: string): Promise<void> {
+  const names = await readdir(directory).catch(() => []);
+  const cutoff = Date.now() - STALE_TEMP_MS;
+  for (const name of names) {
+    if (!TEMP_FILE.test(name)) continue;
+    const path = join(directory, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info?.isFile() && info.mtimeMs < cutoff) await unlink(path).catch(() => undefined);
+  }
+}
+
 async function streamToFile(
   body: Dispatcher.ResponseData["body"],
   path: string,
+  directory: string,
   maxBytes: number,
   expected: number | undefined,
 ): Promise<number> {
-  const handle = await open(path, "wx", 0o600);
+  const handle = await onDisk(directory, () => open(path, "wx", 0o600));
   let bytes = 0;
   try {
     for await (const chunk of body) {
@@ -236,16 +312,16 @@ async function streamToFile(
           `The download is larger than the ${expected} bytes the export job announced; nothing was kept.`,
         );
       }
-      await handle.write(buffer);
+      await onDisk(directory, () => handle.write(buffer));
     }
     if (expected !== undefined && bytes !== expected) {
       throw failed(
         `The download ended after ${bytes} of the ${expected} bytes the export job announced; nothing was kept. Try again.`,
       );
     }
-    await handle.sync();
+    await onDisk(directory, () => handle.sync());
   } finally {
-    await handle.close();
+    await onDisk(directory, () => handle.close());
   }
   return bytes;
 }

@@ -1,9 +1,10 @@
-import { readFile, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { basename, join, resolve, sep } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
+import { isLoopbackHost } from "../../src/net.js";
 import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, listFiles, tempDir } from "./support.js";
 
@@ -185,6 +186,51 @@ describe("refused before connecting", () => {
   });
 });
 
+describe("this machine is reachable only when the service itself runs on it", () => {
+  it("a remote service's download URL aimed at loopback is refused before connecting", async () => {
+    // The API host is never contacted here: only the download URL is.
+    const client = clientFor({ ...server, url: "https://api.example.com" }, dir.path);
+    for (const url of [
+      `${server.url}/files/export.csv?${SIGNATURE}`,
+      `http://localhost:${server.port}/x.csv`,
+    ]) {
+      const error = await refusal(client.downloadExport(completedJob({ download_url: url })));
+      expect(error.reason).toBe("insecure");
+      expect(error.message).toContain("may not point at this machine");
+      expect(error.message).not.toContain("topsecret");
+    }
+    expect(server.requests).toHaveLength(0);
+    await client.close();
+  });
+
+  it("checkDownloadUrl: loopback only for a local service, never as a redirect from elsewhere", () => {
+    const remote = { apiHosts: ["api.example.com"], downloadHosts: undefined };
+    const local = { ...remote, localService: true };
+    for (const target of [
+      "http://127.0.0.1:6379/",
+      "https://127.0.0.2/f",
+      "https://localhost/f",
+      "https://[::1]/f",
+    ]) {
+      expect(() => checkDownloadUrl(target, remote), target).toThrow(/this machine/);
+      expect(
+        () => checkDownloadUrl(target, local, new URL("https://files.example.com/a")),
+        target,
+      ).toThrow(/this machine/);
+    }
+    expect(checkDownloadUrl("http://127.0.0.1:8080/f", local).port).toBe("8080");
+    expect(
+      checkDownloadUrl("http://localhost:8080/f", local, new URL("http://127.0.0.1:8080/a")).host,
+    ).toBe("localhost:8080");
+    // `*.localhost` is not known to resolve to this machine: no plain http for it.
+    expect(() => checkDownloadUrl("http://files.localhost/f", local)).toThrow(/only https/);
+    expect(isLoopbackHost("files.localhost")).toBe(false);
+    expect(isLoopbackHost("127.1.2.3")).toBe(true);
+    expect(isLoopbackHost("[::1]")).toBe(true);
+    expect(isLoopbackHost("10.0.0.1")).toBe(false);
+  });
+});
+
 describe("a redirect to a disallowed host", () => {
   it("is refused at that hop; the other host sees nothing and no file remains", async () => {
     // API and allowed host: 127.0.0.1; "localhost" is a different, unlisted host name.
@@ -321,7 +367,8 @@ describe("hostile file names stay inside the data directory", () => {
     expect([...name].every((c) => c.charCodeAt(0) >= 0x20)).toBe(true);
     expect(name.startsWith(".")).toBe(false);
     expect(name).not.toContain("..");
-    expect(name.length).toBeLessThanOrEqual(64 + 1 + 100 + 5);
+    // ID (64) + hash (9) + "-" + name (150 bytes) + ".csv": well inside the 255-byte limit.
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(64 + 9 + 1 + 150 + 4);
     expect(await listFiles(dir.path)).toEqual([join("exports", name)]);
     await client.close();
   });
@@ -333,5 +380,92 @@ describe("hostile file names stay inside the data directory", () => {
     expect(exportFileName("job-1", "..", "csv")).toBe("job-1-export.csv");
     expect(() => exportFileName("job-1", "x", "sh")).toThrow(DownloadRefusedError);
     expect(() => exportFileName("..", "x", "csv")).toThrow(DownloadRefusedError);
+  });
+
+  it("two job IDs that sanitize alike get different names; a clean ID stays as it is", () => {
+    const slash = exportFileName("a/b", "x", "csv");
+    const underscore = exportFileName("a_b", "x", "csv");
+    expect(underscore).toBe("a_b-x.csv");
+    expect(slash).not.toBe(underscore);
+    expect(slash).toMatch(/^a_b_[0-9a-f]{8}-x\.csv$/);
+    expect(exportFileName("a/b", "x", "csv")).toBe(slash);
+    const long = "j".repeat(70);
+    expect(exportFileName(long, "x", "csv")).not.toBe(exportFileName(`${long}k`, "x", "csv"));
+  });
+});
+
+describe("long Korean file names", () => {
+  const syllables = Array.from({ length: 100 }, (_, i) => String.fromCodePoint(0xac00 + i * 7));
+  const hangul = syllables.join("");
+
+  it("are cut by UTF-8 bytes at a character boundary and the download succeeds", async () => {
+    expect(Buffer.byteLength(hangul)).toBe(300);
+    const name = exportFileName("6f1c2a9be04d3c7a81f5e290", hangul, "csv");
+    // 150 bytes of 3-byte syllables: the first 50, whole.
+    expect(name).toBe(`6f1c2a9be04d3c7a81f5e290-${syllables.slice(0, 50).join("")}.csv`);
+    expect(exportFileName("j", `${"a".repeat(149)}${hangul}`, "csv")).toBe(
+      `j-${"a".repeat(149)}.csv`,
+    );
+
+    const client = clientFor(server, dir.path);
+    server.reply({ body: CSV });
+    const file = await client.downloadExport(
+      completedJob({ _id: "6f1c2a9be04d3c7a81f5e290", file_name: `캠페인 ${hangul}` }),
+    );
+    expect(await readFile(file.path, "utf8")).toBe(CSV);
+    expect(Buffer.byteLength(basename(file.path))).toBeLessThanOrEqual(255);
+    expect(basename(file.path)).not.toContain("\uFFFD");
+    await client.close();
+  });
+});
+
+describe("local file-system failures are reported as such", () => {
+  it("a data directory that cannot be created", async () => {
+    // Running as root defeats read-only modes; a regular file in the path fails for everyone.
+    await writeFile(join(dir.path, "not-a-dir"), "x");
+    const client = clientFor(server, join(dir.path, "not-a-dir"));
+    const error = (await client
+      .downloadExport(completedJob())
+      .catch((e: unknown) => e)) as DownloadFailedError;
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect(error.message).toContain(`Could not write the export to ${join(dir.path, "not-a-dir")}`);
+    expect(error.message).toContain("ENOTDIR");
+    expect(error.message).toContain("CRM_DATA_DIR");
+    expect(error.message).not.toMatch(/could not reach/i);
+    expect(server.requests).toHaveLength(0);
+    await client.close();
+  });
+
+  it("a final name that cannot be written (rename fails) leaves no partial file", async () => {
+    const client = clientFor(server, dir.path);
+    const blocked = join(dir.path, "exports", "job-1-campaign_cmp_20261101.csv");
+    await mkdir(join(blocked, "inside"), { recursive: true });
+    server.reply({ body: CSV });
+    const error = (await client
+      .downloadExport(completedJob())
+      .catch((e: unknown) => e)) as DownloadFailedError;
+    expect(error).toBeInstanceOf(DownloadFailedError);
+    expect(error.message).toMatch(/Could not write the export to .*: (EISDIR|ENOTEMPTY|EEXIST)\./);
+    expect(await readdir(join(dir.path, "exports"))).toEqual([basename(blocked)]);
+    await client.close();
+  });
+});
+
+describe("temporary files a killed process left behind", () => {
+  it("are removed when over an hour old; fresh ones and other files stay", async () => {
+    const exportsDir = join(dir.path, "exports");
+    await mkdir(exportsDir, { recursive: true });
+    const stale = ".0123456789abcdef.part";
+    const fresh = ".fedcba9876543210.part";
+    const other = ".notours.part";
+    for (const name of [stale, fresh, other]) await writeFile(join(exportsDir, name), "partial");
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    await utimes(join(exportsDir, stale), twoHoursAgo, twoHoursAgo);
+    await utimes(join(exportsDir, other), twoHoursAgo, twoHoursAgo);
+    const client = clientFor(server, dir.path);
+    server.reply({ body: CSV });
+    const file = await client.downloadExport(completedJob());
+    expect((await readdir(exportsDir)).sort()).toEqual([fresh, other, basename(file.path)].sort());
+    await client.close();
   });
 });
