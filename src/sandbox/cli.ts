@@ -98,7 +98,15 @@ export async function runSandboxCommand(args: string[]): Promise<number> {
     process.stderr.write(`crm-insights-mcp sandbox: ${error.message}\n${USAGE}\n`);
     return 2;
   }
-  const sandbox = await startSandbox(options);
+  let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+  try {
+    sandbox = await startSandbox(options);
+  } catch (error) {
+    const message = listenFailure(error, options);
+    if (message === undefined) throw error;
+    process.stderr.write(`crm-insights-mcp sandbox: ${message}\n`);
+    return 1;
+  }
   process.stdout.write(`${JSON.stringify(sandbox.info)}\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -108,4 +116,20 @@ export async function runSandboxCommand(args: string[]): Promise<number> {
   log.info("sandbox stopping", { signal });
   await sandbox.close();
   return 0;
+}
+
+/** A readable reason for a port that cannot be listened on, or undefined for other errors. */
+function listenFailure(error: unknown, options: SandboxOptions): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const where = `${options.host ?? "127.0.0.1"}:${options.port ?? 0}`;
+  if (code === "EADDRINUSE") {
+    return `port ${options.port} is already in use (${where}); choose another port or --port 0 for a free one.`;
+  }
+  if (code === "EACCES") {
+    return `no permission to listen on ${where}; use a port above 1023 or --port 0.`;
+  }
+  if (code === "EADDRNOTAVAIL") {
+    return `cannot listen on ${where}: the host is not an address of this machine (try --host 127.0.0.1).`;
+  }
+  return undefined;
 }

@@ -1,7 +1,5 @@
 import { DateTime } from "luxon";
-
-/** The sandbox application's zone (the world reports the same). */
-export const APP_TIME_ZONE = "Asia/Seoul";
+import { TIME_ZONE } from "./world/time.js";
 
 /**
  * The sandbox clock: "today" is pinned by the `now` option so the data is reproducible, while job
@@ -34,8 +32,7 @@ export function createSandboxClock(base: number | undefined, real: () => number)
  */
 export function parseNowOption(now: string | number | undefined): number | undefined {
   if (now === undefined) return undefined;
-  const ms =
-    typeof now === "number" ? now : DateTime.fromISO(now, { zone: APP_TIME_ZONE }).toMillis();
+  const ms = typeof now === "number" ? now : DateTime.fromISO(now, { zone: TIME_ZONE }).toMillis();
   if (!Number.isFinite(ms)) {
     throw new Error(`Invalid sandbox "now": ${String(now)} (expected ISO 8601 or epoch ms)`);
   }

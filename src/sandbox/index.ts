@@ -74,13 +74,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   // Idle keep-alive sockets must not hold close() up.
   server.keepAliveTimeout = 5_000;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    // A busy port must not leave the temp folder behind.
+    if (ownDir) await rm(fileDir, { recursive: true, force: true });
+    throw error;
+  }
   base.url = `http://${urlHost(server.address() as AddressInfo)}`;
 
   const info: SandboxInfo = {

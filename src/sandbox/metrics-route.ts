@@ -1,6 +1,7 @@
 import { SCHEDULE_TYPES, type ScheduleType } from "../api/schemas.js";
 import { metricsWindow, parseMoment } from "./dates.js";
 import { errorReply, type JsonReply } from "./http-util.js";
+import { TIME_ZONE } from "./world/time.js";
 import type { World } from "./world/types.js";
 
 /** Spec 8: at most 180 days between task_from and task_to (after reading both as instants). */
@@ -17,11 +18,11 @@ export function campaignMetrics(world: World, query: URLSearchParams): JsonReply
   if (rawFrom === null || rawFrom === "" || rawTo === null || rawTo === "") {
     return errorReply(400, "task_from and task_to are required (ISO 8601 or YYYY-MM-DD)");
   }
-  const from = parseMoment(rawFrom, world.timeZone);
-  const to = parseMoment(rawTo, world.timeZone);
-  if (from === undefined)
-    return errorReply(400, `task_from is not ISO 8601 or YYYY-MM-DD: ${rawFrom}`);
-  if (to === undefined) return errorReply(400, `task_to is not ISO 8601 or YYYY-MM-DD: ${rawTo}`);
+  // Spec 4.4 rules 3 and 4 name KST, whatever the application's zone.
+  const from = parseMoment(rawFrom, TIME_ZONE);
+  const to = parseMoment(rawTo, TIME_ZONE);
+  if (from === undefined) return malformed("task_from", rawFrom);
+  if (to === undefined) return malformed("task_to", rawTo);
   const rawType = query.get("campaign_schedule_type");
   let scheduleType: ScheduleType | undefined;
   if (rawType !== null && rawType !== "") {
@@ -42,4 +43,12 @@ export function campaignMetrics(world: World, query: URLSearchParams): JsonReply
     );
   }
   return { status: 200, body: world.campaignMetrics(fromMs, toMs, scheduleType) };
+}
+
+function malformed(name: string, value: string): JsonReply {
+  // An unencoded `+` of an offset like +09:00 reaches the server as a space.
+  const hint = value.includes(" ")
+    ? " (a '+' in a query string reads as a space: URL-encode it as %2B, e.g. +09:00 as %2B09:00)"
+    : "";
+  return errorReply(400, `${name} is not ISO 8601 or YYYY-MM-DD: ${value}${hint}`);
 }

@@ -75,3 +75,29 @@ describe("crm-insights-mcp sandbox", () => {
     expect(stderr).toContain(mention);
   });
 });
+
+describe("runSandboxCommand on a busy port", () => {
+  it("says the port is in use and suggests --port 0, exit code 1", async () => {
+    const { createServer } = await import("node:net");
+    const { runSandboxCommand } = await import("../../src/sandbox/cli.js");
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const port = (busy.address() as { port: number }).port;
+    const written: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      expect(await runSandboxCommand(["--port", String(port)])).toBe(1);
+    } finally {
+      process.stderr.write = original;
+      busy.close();
+    }
+    const text = written.join("");
+    expect(text).toContain(`port ${port} is already in use`);
+    expect(text).toContain("--port 0");
+    expect(text).not.toContain("EADDRINUSE");
+  });
+});

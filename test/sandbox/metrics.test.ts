@@ -114,3 +114,49 @@ describe("400", () => {
     expect(res.body.code).toBeUndefined();
   });
 });
+
+describe("KST even for an application in another zone (spec 4.4 names KST)", () => {
+  it("reads date-only and offset-less values in KST, not in the application's zone", async () => {
+    const { createWorld } = await import("../../src/sandbox/world/index.js");
+    const real = createWorld({ seed: 42, now: world.now });
+    const utcApp = await sandboxForFile({ world: { ...real, timeZone: "UTC" } });
+    const utcApi = client(utcApp);
+    // A task between 00:00 and 09:00 KST: its KST date differs from its UTC date.
+    const early = real.campaigns
+      .flatMap((c) => c.tasks)
+      .find((t) => DateTime.fromMillis(t.scheduled_at, { zone: "Asia/Seoul" }).hour < 9);
+    expect(early).toBeDefined();
+    const day = DateTime.fromMillis(early?.scheduled_at ?? 0, { zone: "Asia/Seoul" }).toISODate();
+    const res = await utcApi.metrics({ task_from: String(day), task_to: String(day) });
+    expect(res.status).toBe(200);
+    const expected = expectedTasks(kst(`${day}T00:00`), kst(`${day}T00:00`) + 86_400_000);
+    expect(expected).toContain(early?._id);
+    expect(servedTasks(res.body)).toEqual(expected);
+    const local = await utcApi.metrics({
+      task_from: `${day}T00:00:00`,
+      task_to: `${day}T09:00:00`,
+    });
+    expect(servedTasks(local.body)).toEqual(
+      expectedTasks(kst(`${day}T00:00`), kst(`${day}T09:00`)),
+    );
+  });
+});
+
+describe("error texts", () => {
+  it("hints at %2B when an unencoded + of an offset arrived as a space", async () => {
+    const app = `${sandbox.base_url}/prod/v2/applications/${sandbox.application_id}`;
+    const res = await fetch(
+      `${app}/campaigns/metrics?task_from=2024-06-01T00:00:00+09:00&task_to=2024-06-02`,
+      { headers: { Authorization: sandbox.secret_key } },
+    );
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { message: string };
+    expect(body.message).toContain("task_from");
+    expect(body.message).toContain("%2B");
+    const encoded = await api.metrics({
+      task_from: "2024-06-01T00:00:00+09:00",
+      task_to: "2024-06-02",
+    });
+    expect(encoded.status).toBe(200);
+  });
+});

@@ -19,7 +19,7 @@ import type {
 } from "./types.js";
 import { platformUserIdOf } from "./users.js";
 
-export { formatKstDate, formatKstDateTime } from "./time.js";
+export { formatKstDate } from "./time.js";
 export type * from "./types.js";
 
 export const APPLICATION_ID = "sandbox-app";

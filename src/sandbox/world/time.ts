@@ -3,14 +3,11 @@
  * fixed +09:00 offset is exact and much faster than a time-zone library on the hot path.
  */
 
+/** The sandbox application's zone, and the zone spec 4.4 reads metrics dates in (KST). */
 export const TIME_ZONE = "Asia/Seoul";
 export const KST_OFFSET_MS = 9 * 3_600_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
-
-const TWO_DIGITS: readonly string[] = Array.from({ length: 60 }, (_, i) =>
-  String(i).padStart(2, "0"),
-);
 
 /** Days since 1970-01-01 of the KST calendar date that contains `ms`. */
 export function kstDayNumber(ms: number): number {
@@ -38,27 +35,6 @@ export function dateToDay(date: string): number | undefined {
 /** `YYYY-MM-DD` in KST. */
 export function formatKstDate(ms: number): string {
   return dayToDate(kstDayNumber(ms));
-}
-
-let cachedDay = Number.NaN;
-let cachedPrefix = "";
-
-/**
- * `YYYY-MM-DD HH:mm:ss` in KST (the CSV's time format). Rows of one round mostly share a date,
- * so the date part is cached and only the clock part is built per call.
- */
-export function formatKstDateTime(ms: number): string {
-  const local = ms + KST_OFFSET_MS;
-  const day = Math.floor(local / DAY_MS);
-  if (day !== cachedDay) {
-    cachedDay = day;
-    cachedPrefix = `${dayToDate(day)} `;
-  }
-  const seconds = Math.floor((local - day * DAY_MS) / 1000);
-  const h = TWO_DIGITS[Math.floor(seconds / 3600)] ?? "00";
-  const m = TWO_DIGITS[Math.floor((seconds % 3600) / 60)] ?? "00";
-  const s = TWO_DIGITS[seconds % 60] ?? "00";
-  return `${cachedPrefix}${h}:${m}:${s}`;
 }
 
 /** ISO 8601 in UTC, as every date-time field of the API responses is. */
