@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./log.js";
 import { isLoopbackHost } from "./net.js";
 
 /**
@@ -29,6 +30,8 @@ export interface Config {
   /** Largest export file we download, in bytes. */
   maxDownloadBytes: number;
   sandbox: { seed: number; now: string | undefined; jobSeconds: number };
+  /** CRM_LOG_LEVEL: the least severe level written to stderr. */
+  logLevel: LogLevel;
 }
 
 export class ConfigError extends Error {
@@ -118,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const seed = read("CRM_SANDBOX_SEED", integer, "42") ?? 42;
   const now = read("CRM_SANDBOX_NOW", optionalIsoDateTime, "2026-11-22T09:00:00+09:00");
   const jobSeconds = read("CRM_SANDBOX_JOB_SECONDS", nonNegativeNumber, "3") ?? 3;
+  const logLevel = read("CRM_LOG_LEVEL", logLevelSchema, "info") ?? "info";
 
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
@@ -137,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     productCatalogPath,
     maxDownloadBytes: Math.floor(maxDownloadMb * 1024 * 1024),
     sandbox: { seed, now, jobSeconds },
+    logLevel,
   };
 }
 
@@ -184,13 +189,25 @@ function hasProblem(problems: string[], name: string): boolean {
 
 const optionalText = z.string().optional();
 
+/** Shorter keys could not be masked safely in output (see redact.ts), and no real key is this short. */
+const MIN_KEY_LENGTH = 8;
+
 // A line break or other control character would break the Authorization header (or smuggle one).
 const optionalKey = z
   .string()
   .optional()
   .refine((value) => value === undefined || /^[!-~]+$/.test(value), {
     message: "must be printable ASCII without spaces or control characters",
+  })
+  .refine((value) => value === undefined || value.length >= MIN_KEY_LENGTH, {
+    message: `is too short to be a secret key (at least ${MIN_KEY_LENGTH} characters); check that the whole key was copied`,
   });
+
+const logLevelSchema = z
+  .string()
+  .optional()
+  .transform((value) => value?.toLowerCase())
+  .pipe(z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(", ")}` }).optional());
 
 const optionalUrl = z
   .string()

@@ -1,10 +1,22 @@
 import { redact } from "./redact.js";
 
-type Level = "debug" | "info" | "warn" | "error";
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+type Level = LogLevel;
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** Minimum level from CRM_LOG_LEVEL; stdout belongs to the MCP protocol, so logs go to stderr. */
-let threshold: number = ORDER[(process.env.CRM_LOG_LEVEL as Level | undefined) ?? "info"] ?? 20;
+function isLogLevel(value: string | undefined): value is LogLevel {
+  return (LOG_LEVELS as readonly (string | undefined)[]).includes(value);
+}
+
+/**
+ * Stdout belongs to the MCP protocol, so logs go to stderr. The server sets the level from its
+ * validated config (CRM_LOG_LEVEL, see config.ts); until then, and for the `sandbox` and
+ * `summarize` commands that read no server config, a valid CRM_LOG_LEVEL is honoured here and
+ * anything else means `info`.
+ */
+const fromEnv = process.env.CRM_LOG_LEVEL?.trim().toLowerCase();
+let threshold: number = ORDER[isLogLevel(fromEnv) ? fromEnv : "info"];
 
 export function setLogLevel(level: Level): void {
   threshold = ORDER[level];

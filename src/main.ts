@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "./config.js";
-import { log } from "./log.js";
+import { log, setLogLevel } from "./log.js";
 import { registerSecret } from "./redact.js";
 
 /**
@@ -17,6 +17,7 @@ export async function runServer(): Promise<number> {
     }
     throw error;
   }
+  setLogLevel(config.logLevel);
   registerSecret(config.secretKey);
   registerSecret(config.recommendSecretKey);
 

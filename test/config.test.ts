@@ -39,6 +39,7 @@ describe("defaults", () => {
       productCatalogPath: undefined,
       maxDownloadBytes: 2048 * 1024 * 1024,
       sandbox: { seed: 42, now: undefined, jobSeconds: 3 },
+      logLevel: "info",
     });
   });
 
@@ -68,7 +69,7 @@ describe("every variable", () => {
     const config = load({
       ...remote,
       CRM_REALTIME_BASE_URL: "https://rt.example.com",
-      CRM_RECOMMEND_SECRET_KEY: "sk-rec",
+      CRM_RECOMMEND_SECRET_KEY: "sk-recommend",
       CRM_TIME_ZONE: "America/New_York",
       CRM_DATA_DIR: "~/crm-data",
       CRM_DOWNLOAD_HOSTS: " Files.example.com , cdn.example.com ,",
@@ -79,10 +80,11 @@ describe("every variable", () => {
       CRM_SANDBOX_SEED: "-7",
       CRM_SANDBOX_NOW: "2026-11-22T09:00:00+09:00",
       CRM_SANDBOX_JOB_SECONDS: "0",
+      CRM_LOG_LEVEL: " Debug ",
     });
     expect(config).toMatchObject({
       realtimeBaseUrl: "https://rt.example.com",
-      recommendSecretKey: "sk-rec",
+      recommendSecretKey: "sk-recommend",
       timeZone: "America/New_York",
       dataDir: join(HOME, "crm-data"),
       downloadHosts: ["files.example.com", "cdn.example.com"],
@@ -91,6 +93,7 @@ describe("every variable", () => {
       productCatalogPath: "/data/products.csv",
       maxDownloadBytes: Math.floor(1.5 * 1024 * 1024),
       sandbox: { seed: -7, now: "2026-11-22T09:00:00+09:00", jobSeconds: 0 },
+      logLevel: "debug",
     });
   });
 
@@ -100,10 +103,14 @@ describe("every variable", () => {
     ["CRM_BASE_URL", { ...remote, CRM_BASE_URL: "https://api.example.com/?key=1" }],
     ["CRM_REALTIME_BASE_URL", { ...remote, CRM_REALTIME_BASE_URL: "ftp://rt.example.com" }],
     ["CRM_REALTIME_BASE_URL", { CRM_REALTIME_BASE_URL: "https://rt.example.com" }],
-    ["CRM_APPLICATION_ID", { CRM_BASE_URL: remote.CRM_BASE_URL, CRM_SECRET_KEY: "k" }],
+    ["CRM_APPLICATION_ID", { CRM_BASE_URL: remote.CRM_BASE_URL, CRM_SECRET_KEY: "k-1234567" }],
     ["CRM_SECRET_KEY", { CRM_BASE_URL: remote.CRM_BASE_URL, CRM_APPLICATION_ID: "a" }],
     ["CRM_SECRET_KEY", { ...remote, CRM_SECRET_KEY: "two words" }],
     ["CRM_RECOMMEND_SECRET_KEY", { ...remote, CRM_RECOMMEND_SECRET_KEY: "a\u0007b" }],
+    ["CRM_SECRET_KEY", { ...remote, CRM_SECRET_KEY: "abc" }],
+    ["CRM_RECOMMEND_SECRET_KEY", { ...remote, CRM_RECOMMEND_SECRET_KEY: "1234567" }],
+    ["CRM_SECRET_KEY", { CRM_SECRET_KEY: "short" }],
+    ["CRM_LOG_LEVEL", { CRM_LOG_LEVEL: "verbose" }],
     ["CRM_TIME_ZONE", { CRM_TIME_ZONE: "Mars/Olympus" }],
     ["CRM_DATA_DIR", { CRM_DATA_DIR: "relative/dir" }],
     ["CRM_DOWNLOAD_HOSTS", { CRM_DOWNLOAD_HOSTS: "https://files.example.com/x" }],
@@ -113,22 +120,32 @@ describe("every variable", () => {
     ["CRM_POLL_INTERVAL_SECONDS", { ...remote, CRM_POLL_INTERVAL_SECONDS: "1" }],
     ["CRM_EXPORT_BUDGET", { CRM_EXPORT_BUDGET: "10 per 600" }],
     ["CRM_EXPORT_BUDGET", { CRM_EXPORT_BUDGET: "0/600" }],
-    ["CRM_PRODUCT_CATALOG", { CRM_PRODUCT_CATALOG: "" }],
     ["CRM_MAX_DOWNLOAD_MB", { CRM_MAX_DOWNLOAD_MB: "-1" }],
     ["CRM_SANDBOX_SEED", { CRM_SANDBOX_SEED: "1.5" }],
     ["CRM_SANDBOX_NOW", { CRM_SANDBOX_NOW: "1" }],
     ["CRM_SANDBOX_NOW", { CRM_SANDBOX_NOW: "next tuesday" }],
     ["CRM_SANDBOX_JOB_SECONDS", { CRM_SANDBOX_JOB_SECONDS: "-3" }],
   ])("%s: a bad value names the variable and gives an example (%o)", (name, env) => {
-    if (name === "CRM_PRODUCT_CATALOG") {
-      // Blank means unset for every variable.
-      expect(load(env).productCatalogPath).toBeUndefined();
-      return;
-    }
     const message = configError(env);
     expect(message).toContain(`${name}:`);
     expect(message).toContain(`Example of a good value: `);
     expect(message).toMatch(/Example of a good value: CRM_[A-Z_]+=\S/);
+  });
+
+  it("a blank value means unset", () => {
+    const config = load({ CRM_PRODUCT_CATALOG: "", CRM_LOG_LEVEL: " ", CRM_TIME_ZONE: "" });
+    expect(config.productCatalogPath).toBeUndefined();
+    expect(config.logLevel).toBe("info");
+    expect(config.timeZone).toBe("Asia/Seoul");
+  });
+
+  it("a key too short to be redacted safely is refused with its length rule", () => {
+    const message = configError({ ...remote, CRM_SECRET_KEY: "abc" });
+    expect(message).toContain(
+      "CRM_SECRET_KEY: is too short to be a secret key (at least 8 characters)",
+    );
+    expect(message).not.toContain("abc");
+    expect(load({ ...remote, CRM_SECRET_KEY: "12345678" }).secretKey).toBe("12345678");
   });
 
   it("lists every bad variable at once", () => {

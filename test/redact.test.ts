@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { log } from "../src/log.js";
 import { redact, redactUrl, registerSecret } from "../src/redact.js";
 
 describe("redact", () => {
@@ -9,10 +10,45 @@ describe("redact", () => {
     );
   });
 
-  it("ignores values too short to be keys", () => {
+  it("leaves fragments too short to be keys alone (config refuses keys under 8 characters)", () => {
     registerSecret("ab");
     registerSecret(undefined);
     expect(redact("ab cab")).toBe("ab cab");
+  });
+
+  it("masks a key with quotes, backslashes and pluses in its escaped forms too", () => {
+    const key = 'Ab"c\\d{e}f^g+1234';
+    registerSecret(key);
+    const once = JSON.stringify({ key });
+    const twice = JSON.stringify({ text: once });
+    const query = `https://api.example.com/x?k=${encodeURIComponent(key)}`;
+    const form = new URLSearchParams({ k: key }).toString();
+    for (const text of [key, once, twice, encodeURIComponent(key), form, `see ${query}`]) {
+      const out = redact(text);
+      expect(out, text).toContain("[REDACTED]");
+      expect(out).not.toContain("g+1234");
+      expect(out).not.toContain("g%2B1234");
+    }
+    expect(redact(twice)).toBe(JSON.stringify({ text: JSON.stringify({ key: "[REDACTED]" }) }));
+    expect(redactUrl(`https://x.example.com/${key}/f`)).not.toContain("1234");
+  });
+
+  it("keeps a key out of log lines whose fields are JSON-encoded", () => {
+    const key = 'Lg"k\\+9z8y7x6';
+    registerSecret(key);
+    const lines: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      log.warn("probe", { header: key, nested: { body: JSON.stringify({ key }) } });
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(lines.join("")).toContain("probe");
+    expect(lines.join("")).not.toContain("9z8y7x6");
   });
 
   it("masks URL query strings and Authorization values", () => {
