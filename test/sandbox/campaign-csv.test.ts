@@ -200,7 +200,8 @@ describe("metrics agree with the export (2.6)", () => {
     expect(served).toBeDefined();
     const count = (pred: (r: string[]) => boolean) => data.filter(pred).length;
     const users = (pred: (r: string[]) => boolean) =>
-      new Set(data.filter(pred).map((r) => r[5])).size;
+      // The contract's user: platform_user_id, or user_id where that is empty.
+      new Set(data.filter(pred).map((r) => (r[5] === "" ? `u:${r[4]}` : `p:${r[5]}`))).size;
     expect(served?.sent_count).toBe(count((r) => r[3] === "message_sent"));
     expect(served?.sent_user_count).toBe(users((r) => r[3] === "message_sent"));
     expect(served?.received_count).toBe(count((r) => r[3] === "message_received"));

@@ -19,7 +19,7 @@ interface CampaignSpec {
   channel: Channel;
   role: CampaignRole;
   ab: AbMode;
-  conversion: { event_type: string; window_unit: "h" | "d"; window_amount: number };
+  conversion: SandboxCampaign["conversion"];
   /** Tasks every `everyDays` days, `count` of them, the last `lastDaysAgo` days before today. */
   everyDays: number;
   count: number;
@@ -83,7 +83,21 @@ const SPECS: readonly CampaignSpec[] = [
     channel: "alimtalk",
     role: "normal",
     ab: "none",
-    conversion: { event_type: "purchase", window_unit: "h", window_amount: 72 },
+    conversion: {
+      event_type: "purchase",
+      window_unit: "h",
+      window_amount: 72,
+      // An opaque extra condition, as the console can set one (spec 2.6: structure not shown).
+      // Every conversion the sandbox generates satisfies it (revenue > 0, KRW or USD).
+      condition: {
+        type: "event_property",
+        logic: "and",
+        filters: [
+          { key: "revenue", operator: "greater_than", value: 0 },
+          { key: "currency", operator: "in", values: ["KRW", "USD"] },
+        ],
+      },
+    },
     everyDays: 1,
     count: 60,
     lastDaysAgo: 1,
@@ -448,7 +462,7 @@ export function createCampaigns(seed: number, now: number): CampaignSet {
       name: spec.name,
       tags: [...spec.tags],
       schedule_type: spec.schedule,
-      conversion: { ...spec.conversion },
+      conversion: structuredClone(spec.conversion),
       is_ab_test: spec.ab !== "none",
       channel: spec.channel,
       role: spec.role,

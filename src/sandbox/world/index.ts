@@ -115,7 +115,7 @@ export function createWorld(options: WorldOptions): World {
         name: campaign.name,
         tags: [...campaign.tags],
         schedule_type: campaign.schedule_type,
-        conversion: { ...campaign.conversion },
+        conversion: structuredClone(campaign.conversion),
         is_ab_test: campaign.is_ab_test,
         // Copies: callers may shape the response without touching the cache.
         tasks: tasks.map((task) => structuredClone(taskMetrics(task))),

@@ -27,8 +27,10 @@ import type { Product, SandboxTask } from "./types.js";
  *   conversions that follow a landing click of the same record.
  * - revenue: sum of KRW payments of the purchase_count conversions; payments in other currencies
  *   are left out (money is never converted); revenue_currency is "KRW"; revenue_by_* likewise.
- * - *_user_count: distinct platform_user_id among the rows of that kind. Users of one task are
- *   all distinct (A/B groups get disjoint users), so these count records with such a row.
+ * - *_user_count: distinct users among the rows of that kind, a user being its platform_user_id,
+ *   or its user_id where platform_user_id is empty (a record with no linked user), as the
+ *   contract's export summaries count them. Users of one task are all distinct (A/B groups get
+ *   disjoint users), so these count records with such a row.
  * - cost: the task's sending cost (unit price of the channel x send records), KRW.
  * - open_rate = open_count / received_count; conversion_rate = purchase_count_by_open /
  *   open_count; roas = revenue / cost; 0 when the denominator is 0.

@@ -12,7 +12,7 @@ import {
   type RoundPlan,
 } from "./records.js";
 import type { CampaignRow, Channel, Product } from "./types.js";
-import { customerUserIdOf, platformUserIdOf } from "./users.js";
+import { customerUserIdOf, isUnlinkedUser, platformUserIdOf } from "./users.js";
 
 /**
  * CSV rows of one round (spec 2.4), in file order: each send record's rows, then that record's
@@ -60,7 +60,7 @@ export function* roundRowsOf(context: RowContext): Generator<CampaignRow, void, 
   const sim = new RecordSim(products);
   for (let i = 0; i < plan.records; i++) {
     sim.run(plan, i);
-    const platformUserId = platformUserIdOf(sim.user);
+    const platformUserId = isUnlinkedUser(sim.user, seed) ? "" : platformUserIdOf(sim.user);
     const userId = customerUserIdOf(sim.user, seed);
     for (let k = 0; k < sim.count; k++) {
       const kind = sim.kind[k] as number;

@@ -43,7 +43,13 @@ export interface SandboxCampaign {
   name: string;
   tags: string[];
   schedule_type: ScheduleType;
-  conversion: { event_type: string; window_unit: "h" | "d"; window_amount: number };
+  conversion: {
+    event_type: string;
+    window_unit: "h" | "d";
+    window_amount: number;
+    /** Extra condition (spec 2.6: structure not shown); the sandbox's conversions all satisfy it. */
+    condition?: Record<string, unknown>;
+  };
   is_ab_test: boolean;
   channel: Channel;
   role: CampaignRole;

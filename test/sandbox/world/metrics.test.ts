@@ -33,7 +33,8 @@ function countFromRows(campaign: SandboxCampaign, task: SandboxTask) {
   };
   const money = { revenue: 0, byClick: 0, byOpen: 0, byReceived: 0 };
   for (const row of taskRows(w, task)) {
-    const user = row.platform_user_id;
+    // The contract's user: platform_user_id, or user_id where that is empty.
+    const user = row.platform_user_id === "" ? `u:${row.user_id}` : `p:${row.platform_user_id}`;
     switch (row.event_type) {
       case "message_sent":
         c.sent++;
@@ -207,5 +208,34 @@ describe("campaignMetrics (spec 4.4)", () => {
 
   it("returns no campaigns for an empty window", () => {
     expect(w.campaignMetrics(w.now, w.now + 86_400_000).campaigns).toEqual([]);
+  });
+});
+
+describe("conversion.condition (spec 2.6: structure not shown)", () => {
+  it("is an opaque object on one campaign, and all its conversions satisfy it", () => {
+    const withCondition = w.campaigns.filter((c) => c.conversion.condition !== undefined);
+    expect(withCondition).toHaveLength(1);
+    const campaign = withCondition[0] as SandboxCampaign;
+    const served = w.campaignMetrics(0, w.now + 1).campaigns.find((c) => c._id === campaign._id);
+    expect(served?.conversion.condition).toEqual(campaign.conversion.condition);
+    const condition = campaign.conversion.condition as {
+      filters: Array<{ key: string; operator: string; value?: number; values?: string[] }>;
+    };
+    let conversions = 0;
+    for (const task of campaign.tasks.slice(-10)) {
+      for (const row of taskRows(w, task)) {
+        if (row.event_type !== campaign.conversion.event_type) continue;
+        conversions++;
+        const properties = JSON.parse(row.event_properties) as Record<string, unknown>;
+        for (const filter of condition.filters) {
+          const value = properties[filter.key];
+          if (filter.operator === "greater_than")
+            expect(Number(value)).toBeGreaterThan(Number(filter.value));
+          else if (filter.operator === "in") expect(filter.values).toContain(value);
+          else throw new Error(`unexpected operator ${filter.operator}`);
+        }
+      }
+    }
+    expect(conversions).toBeGreaterThan(0);
   });
 });

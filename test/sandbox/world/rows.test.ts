@@ -32,6 +32,10 @@ function sampleTasks(): { campaign: SandboxCampaign; task: SandboxTask }[] {
   return picks;
 }
 
+/** The contract's user: platform_user_id, or user_id where that is empty. */
+const userKey = (row: CampaignRow): string =>
+  row.platform_user_id === "" ? `u:${row.user_id}` : `p:${row.platform_user_id}`;
+
 describe("round rows (spec 2.4)", () => {
   const samples = sampleTasks();
 
@@ -69,6 +73,13 @@ describe("round rows (spec 2.4)", () => {
     );
     expect(currencies).toContain("USD");
     expect(rows.some((r) => r.user_id === "")).toBe(true);
+    // About 0.5% of records have no linked user (empty platform_user_id, user_id set).
+    const sentRows = rows.filter((r) => r.event_type === "message_sent");
+    const unlinked = sentRows.filter((r) => r.platform_user_id === "");
+    expect(unlinked.length).toBeGreaterThan(0);
+    expect(unlinked.length / sentRows.length).toBeGreaterThan(0.002);
+    expect(unlinked.length / sentRows.length).toBeLessThan(0.01);
+    expect(unlinked.every((r) => r.user_id !== "")).toBe(true);
     // Events may fall after the round's day: up to the conversion deadline.
     expect(rows.some((r) => r.captured_at - r.scheduled_at > 86_400_000)).toBe(true);
   });
@@ -93,9 +104,7 @@ describe("round rows (spec 2.4)", () => {
   it("gives A/B groups of a task disjoint users", () => {
     const campaign = campaignWithRole(w, "many_rounds");
     const task = campaign.tasks[5] as SandboxTask;
-    const [a, b] = task.rounds.map(
-      (round) => new Set([...w.roundRows(task, round)].map((r) => r.platform_user_id)),
-    );
+    const [a, b] = task.rounds.map((round) => new Set([...w.roundRows(task, round)].map(userKey)));
     expect(a?.size).toBeGreaterThan(0);
     expect([...(a ?? [])].filter((u) => b?.has(u))).toEqual([]);
   });
@@ -120,21 +129,27 @@ function violations(campaign: SandboxCampaign, task: SandboxTask): string[] {
     for (const row of w.roundRows(task, round)) {
       check(row.task_id === task._id && row.scheduled_at === task.scheduled_at, "round id", row);
       check(row.group === round.group, "group", row);
-      check(/^pu_\d{6}$/.test(row.platform_user_id), "platform_user_id", row);
-      check(
-        row.user_id === "" || row.user_id === `u_${row.platform_user_id.slice(3)}`,
-        "user_id",
-        row,
-      );
-      check(row.captured_at < NOW, "captured before now", row);
-      if (row.platform_user_id !== previousUser) {
-        // Users are distinct within a round, so a user's rows never resume later.
-        check(!byUser.has(row.platform_user_id), "record rows together", row);
-        previousUser = row.platform_user_id;
+      // A record with no linked user has an empty platform_user_id and is known by user_id.
+      if (row.platform_user_id === "") {
+        check(/^u_\d{6}$/.test(row.user_id), "unlinked record keeps user_id", row);
+      } else {
+        check(/^pu_\d{6}$/.test(row.platform_user_id), "platform_user_id", row);
+        check(
+          row.user_id === "" || row.user_id === `u_${row.platform_user_id.slice(3)}`,
+          "user_id",
+          row,
+        );
       }
-      const list = byUser.get(row.platform_user_id) ?? [];
+      check(row.captured_at < NOW, "captured before now", row);
+      const user = userKey(row);
+      if (user !== previousUser) {
+        // Users are distinct within a round, so a user's rows never resume later.
+        check(!byUser.has(user), "record rows together", row);
+        previousUser = user;
+      }
+      const list = byUser.get(user) ?? [];
       list.push(row);
-      byUser.set(row.platform_user_id, list);
+      byUser.set(user, list);
     }
     check(byUser.size === round.records, `one user per record in ${round.group}`);
     for (const userRows of byUser.values()) {
