@@ -173,7 +173,7 @@ export function createExportJobs(options: ExportJobsOptions) {
       job,
       async (path) => {
         const reports = world.scenarioReport(scenario, fromDate, toDate);
-        await writeScenarioXlsx(reports, path, { scenarioName: scenario.name, fromDate, toDate });
+        await writeScenarioXlsx(reports, path, { fromDate, toDate });
       },
       `scenario_daily_metrics_${scenarioId}_${job.id}`,
       "xlsx",

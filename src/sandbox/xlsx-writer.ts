@@ -6,9 +6,9 @@ import type { ScenarioNode, ScenarioNodeReport } from "./world/types.js";
  * Writes the scenario XLSX of spec 2.5 with exceljs's streaming writer (rows are committed as
  * they are added, so only the current row is held).
  *
- * Layout (the spec leaves title rows open; real console exports carry them, and readers find the
- * header row by its content):
- * - summary sheet `요약`, first: row 1 a title, row 2 the header (`#`, `채널`, `A/B 테스트 분기`,
+ * Layout (spec 2.5 mentions a title only on the daily sheets, "the node ID under the title";
+ * readers should still find header rows by their content):
+ * - summary sheet `요약`, first: row 1 the header (`#`, `채널`, `A/B 테스트 분기`,
  *   `메시지 노드 ID` and the 15 metric columns), then one row per message node in flow order;
  * - one daily sheet per node named `#N 채널[ 분기]`: row 1 a title, row 2 the node ID alone in
  *   column A, row 3 the header (`날짜` and the metric columns), then one row per day with sends.
@@ -27,7 +27,6 @@ export function dailySheetName(node: ScenarioNode): string {
 }
 
 export interface ScenarioXlsxMeta {
-  scenarioName: string;
   fromDate: string;
   toDate: string;
 }
@@ -45,7 +44,6 @@ export async function writeScenarioXlsx(
   const period = `${meta.fromDate} ~ ${meta.toDate}`;
 
   const summary = workbook.addWorksheet(SUMMARY_SHEET_NAME);
-  summary.addRow([`${meta.scenarioName} 일별 성과 요약 (${period})`]).commit();
   summary.addRow([...SCENARIO_SUMMARY_LEAD_COLUMNS, ...SCENARIO_METRIC_COLUMNS]).commit();
   for (const { node, summary: totals } of reports) {
     summary
