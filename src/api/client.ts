@@ -18,6 +18,13 @@ import type { ApiClientOptions, CallOptions, CrmApi } from "./types.js";
 /** Timeouts of one attempt; the caller's deadline bounds the whole call on top of these. */
 export const DEFAULT_TIMEOUTS = { connectMs: 10_000, headersMs: 30_000, bodyMs: 60_000 };
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 2048 * 1024 * 1024;
+/**
+ * Deadline of a call (retries and waits included) when the caller gives none. MCP clients
+ * commonly give up on a tool call after 60 s; four attempts with 30 s header timeouts and
+ * backoff could otherwise run for minutes after nobody is listening. Downloads have no default:
+ * a large file legitimately takes longer.
+ */
+export const DEFAULT_CALL_DEADLINE_MS = 45_000;
 
 export const PACKAGE_VERSION = readPackageVersion();
 
@@ -44,6 +51,8 @@ export interface ApiClientExtras {
   onRetry?: ((info: RetryInfo) => void | Promise<void>) | undefined;
   /** Injectable jitter source; defaults to Math.random. */
   random?: (() => number) | undefined;
+  /** Deadline of calls that give none, in ms from the call (default DEFAULT_CALL_DEADLINE_MS). */
+  defaultDeadlineMs?: number | undefined;
 }
 
 /** The typed client of spec sections 4.1 to 4.4 (see CrmApi). */
@@ -66,26 +75,33 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
   const base = trimSlash(options.baseUrl);
   const realtime = trimSlash(options.realtimeBaseUrl);
   const app = encodeURIComponent(options.applicationId);
+  const defaultDeadlineMs = options.defaultDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS;
+  /** The caller's signal and deadline, the deadline defaulted from the moment of the call. */
+  const bounded = (call: CallOptions | undefined) => ({
+    signal: call?.signal,
+    deadline: call?.deadline ?? Date.now() + defaultDeadlineMs,
+  });
   const retrying = <T>(
     operation: RetryInfo["operation"],
-    call: CallOptions | undefined,
+    call: { signal: AbortSignal | undefined; deadline: number },
     attempt: () => Promise<T>,
   ) =>
     withRetry(attempt, {
       operation,
       policy,
-      signal: call?.signal,
-      deadline: call?.deadline,
+      signal: call.signal,
+      deadline: call.deadline,
       random: options.random,
       onRetry: options.onRetry,
     });
 
   return {
     recommend(slotKey, body, call) {
+      const limits = bounded(call);
       const url = new URL(
         `${realtime}/v1/applications/${app}/slots/${encodeURIComponent(slotKey)}/recommend`,
       );
-      return retrying("recommend", call, () =>
+      return retrying("recommend", limits, () =>
         requestJson(http, {
           operation: "recommend",
           method: "POST",
@@ -93,16 +109,17 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
           authorization: options.recommendSecretKey,
           body,
           schema: recommendResponseSchema,
-          signal: call?.signal,
-          deadline: call?.deadline,
+          signal: limits.signal,
+          deadline: limits.deadline,
         }),
       );
     },
 
     createExportJob(body, call) {
+      const limits = bounded(call);
       const url = new URL(`${base}/prod/v2/applications/${app}/export-jobs`);
       // withRetry only repeats a create whose connection failed before anything was sent.
-      return retrying("create_export_job", call, () =>
+      return retrying("create_export_job", limits, () =>
         requestJson(http, {
           operation: "create_export_job",
           method: "POST",
@@ -110,45 +127,47 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
           authorization: options.secretKey,
           body,
           schema: exportJobSchema,
-          signal: call?.signal,
-          deadline: call?.deadline,
+          signal: limits.signal,
+          deadline: limits.deadline,
         }),
       );
     },
 
     getExportJob(jobId, call) {
+      const limits = bounded(call);
       const url = new URL(
         `${base}/prod/v2/applications/${app}/export-jobs/${encodeURIComponent(jobId)}`,
       );
-      return retrying("get_export_job", call, () =>
+      return retrying("get_export_job", limits, () =>
         requestJson(http, {
           operation: "get_export_job",
           method: "GET",
           url,
           authorization: options.secretKey,
           schema: exportJobSchema,
-          signal: call?.signal,
-          deadline: call?.deadline,
+          signal: limits.signal,
+          deadline: limits.deadline,
         }),
       );
     },
 
     campaignMetrics(query: MetricsQuery, call) {
+      const limits = bounded(call);
       const url = new URL(`${base}/prod/v2/applications/${app}/campaigns/metrics`);
       url.searchParams.set("task_from", query.task_from);
       url.searchParams.set("task_to", query.task_to);
       if (query.campaign_schedule_type !== undefined) {
         url.searchParams.set("campaign_schedule_type", query.campaign_schedule_type);
       }
-      return retrying("campaign_metrics", call, () =>
+      return retrying("campaign_metrics", limits, () =>
         requestJson(http, {
           operation: "campaign_metrics",
           method: "GET",
           url,
           authorization: options.secretKey,
           schema: metricsResponseSchema,
-          signal: call?.signal,
-          deadline: call?.deadline,
+          signal: limits.signal,
+          deadline: limits.deadline,
         }),
       );
     },

@@ -66,7 +66,12 @@ export interface ExportRange {
 
 /**
  * Spec 4.2: both ends are calendar dates in the application's zone; `to` is included whole.
- * Sending each date's local midnight with its offset makes any reading of it land on that date.
+ * We send each date's local midnight with its offset: the service converts to the application's
+ * zone and lands on the same date, provided CRM_TIME_ZONE is that zone. If it is not, a zone
+ * west of ours would read the previous date. Local noon would survive such a mismatch, but
+ * spec 4.2 describes the values as "from 00:00 of that date", and a service that used the
+ * instant as given rather than its date would then drop the morning: midnight is the faithful
+ * choice, and CRM_TIME_ZONE must match the application's setting.
  */
 export function resolveExportRange(
   input: { from?: string | undefined; to?: string | undefined },

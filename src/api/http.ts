@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
+import { redact } from "../redact.js";
 import { callSignal } from "./call-signal.js";
 import { bodyDetail, mapHttpError, mapTransportError, operationLabel } from "./error-mapping.js";
 import { type ApiOperation, InvalidResponseError } from "./errors.js";
@@ -81,11 +82,23 @@ export async function requestJson<T>(context: HttpContext, request: JsonRequest<
   const parsed = request.schema.safeParse(json);
   if (!parsed.success) {
     throw new InvalidResponseError(
-      `${operationLabel(operation)} failed: the service's response does not match the API: ${describeIssues(parsed.error)}.`,
+      `${operationLabel(operation)} failed: the service's response does not match the API: ${describeIssues(parsed.error)}.${operation === "create_export_job" ? createdJobHint(json) : ""}`,
       { operation, status, detail: bodyDetail(text) },
     );
   }
   return parsed.data;
+}
+
+/**
+ * A 2xx create whose body does not validate most likely did create the job; creating another
+ * would spend the rate budget, so point at the job the body names, if it names one.
+ */
+function createdJobHint(json: unknown): string {
+  if (typeof json !== "object" || json === null || !("_id" in json)) return "";
+  const id = json._id;
+  if (typeof id !== "string" || !/^[\w.-]{1,128}$/.test(id)) return "";
+  const shown = redact(id);
+  return ` The job was probably created (id ${shown}); use check_export with job_id "${shown}" instead of creating another.`;
 }
 
 async function readText(

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PACKAGE_VERSION } from "../../src/api/client.js";
+import { DEFAULT_CALL_DEADLINE_MS, PACKAGE_VERSION } from "../../src/api/client.js";
 import { InvalidResponseError } from "../../src/api/errors.js";
 import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
 import {
@@ -141,6 +141,53 @@ describe("response validation", () => {
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect(error.message).not.toContain("gateway");
     expect(error.detail).toBe("<html>gateway</html>");
+    await client.close();
+  });
+});
+
+describe("a create whose answer does not validate", () => {
+  it("names the job it probably created and points at check_export", async () => {
+    const client = clientFor(server, dir.path);
+    server.reply({ json: { _id: "job-77", status: "queued-ish" } });
+    const error = await client
+      .createExportJob({ type: "campaign_event_data", campaign_id: "c" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect((error as Error).message).toContain("probably created (id job-77)");
+    expect((error as Error).message).toContain("check_export");
+    expect(server.requests).toHaveLength(1);
+    // A read that fails validation says nothing of the kind.
+    server.reply({ json: { _id: "job-77" } });
+    const read = await client.getExportJob("job-77").catch((e: unknown) => e);
+    expect((read as Error).message).not.toContain("probably created");
+    await client.close();
+  });
+});
+
+describe("default deadline", () => {
+  it("is 45 seconds, well inside a typical 60-second MCP request timeout", () => {
+    expect(DEFAULT_CALL_DEADLINE_MS).toBe(45_000);
+  });
+
+  it("bounds a call that gives none, retries and waits included", async () => {
+    const client = clientFor(server, dir.path, { defaultDeadlineMs: 400 });
+    server.setDefault({ delayMs: 1_500, json: { item_ids: [] } });
+    const started = Date.now();
+    const error = await client.recommend("s", {}).catch((e: unknown) => e);
+    server.setDefault({ status: 500, json: { error: "no scripted reply" } });
+    expect((error as { kind?: string }).kind).toBe("timeout");
+    expect((error as Error).message).toContain("deadline");
+    expect(Date.now() - started).toBeLessThan(1_200);
+    expect(server.requests).toHaveLength(1);
+    await client.close();
+  });
+
+  it("a deadline the caller gives still wins", async () => {
+    const client = clientFor(server, dir.path, { defaultDeadlineMs: 100 });
+    server.reply({ delayMs: 300, json: jobJson() });
+    await expect(
+      client.getExportJob("job-1", { deadline: Date.now() + 3_000 }),
+    ).resolves.toMatchObject({ _id: "job-1" });
     await client.close();
   });
 });
