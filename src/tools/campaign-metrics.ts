@@ -5,13 +5,23 @@ import {
   formatMetricsParam,
   KST,
   type MetricsWindow,
+  parseDateInput,
   resolveMetricsWindow,
   splitMetricsWindow,
   windowToUtc,
 } from "../api/dates.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
 import { ToolInputError } from "./errors.js";
-import { formatNumber, money, moreNotShown, percent, table, truncate } from "./format.js";
+import {
+  callHint,
+  formatNumber,
+  money,
+  moreNotShown,
+  percent,
+  roundRatio,
+  table,
+  truncate,
+} from "./format.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
@@ -29,7 +39,9 @@ const SORT_KEYS = [
   "latest",
 ] as const;
 
-const inputSchema = z.object({
+// Strict: an unknown argument (a typo, or a filter this tool does not have) is an error naming
+// it, not silently dropped into an unfiltered answer.
+const inputSchema = z.strictObject({
   task_from: z
     .string()
     .optional()
@@ -181,11 +193,19 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         },
         { signal: call.signal },
       );
+      // Spec 4.4 only says which campaigns are included, not that their tasks are limited to
+      // the window: keep the rounds scheduled in this span, so sums cover the window asked for.
+      const spanFrom = span.from.toMillis();
+      const spanTo = span.to.toMillis();
+      const inSpan = (t: MetricsTask) => {
+        const at = Date.parse(t.scheduled_at);
+        return at >= spanFrom && at < spanTo;
+      };
       for (const campaign of response.campaigns) {
         const existing = campaigns.get(campaign._id);
         const seen = taskIds.get(campaign._id) ?? new Set<string>();
         taskIds.set(campaign._id, seen);
-        const fresh = campaign.tasks.filter((t) => !seen.has(t._id));
+        const fresh = campaign.tasks.filter((t) => inSpan(t) && !seen.has(t._id));
         for (const t of fresh) seen.add(t._id);
         if (existing === undefined) campaigns.set(campaign._id, { ...campaign, tasks: fresh });
         else existing.tasks.push(...fresh);
@@ -217,9 +237,18 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
       if (args[key] !== undefined) filters[key] = args[key];
     }
     const summary = `${filtered.length} campaign(s) with rounds in ${kst}; ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.purchase_count)} purchases, revenue ${money(totals.revenue)}.`;
+    const nextStep =
+      shown[0] === undefined
+        ? emptyNextStep(window, filters)
+        : callHint("start_export", {
+            type: "campaign_event_data",
+            campaign_id: shown[0]._id,
+            ...exportDates(window, runtime.config.timeZone),
+          });
     return {
       structured: {
         summary,
+        next_step: nextStep,
         window: {
           kst,
           task_from: formatMetricsParam(window.from),
@@ -236,6 +265,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
       },
       text: renderText(
         summary,
+        nextStep,
         spans.length,
         shown,
         summarized.length,
@@ -257,10 +287,32 @@ function defaultWindow(
   const taskTo = blank(to) ?? today;
   let taskFrom = blank(from);
   if (taskFrom === undefined) {
-    const end = resolveMetricsWindow(taskTo, taskTo).to;
-    taskFrom = end.minus({ days: DEFAULT_DAYS }).setZone(KST).toISODate() as string;
+    // The end as resolveMetricsWindow reads it: a date-only task_to includes that day.
+    const parsed = parseDateInput(taskTo, KST, "task_to");
+    const end = parsed.dateOnly ? parsed.dateTime.plus({ days: 1 }) : parsed.dateTime;
+    taskFrom = formatMetricsParam(end.minus({ days: DEFAULT_DAYS }));
   }
   return resolveMetricsWindow(taskFrom, taskTo);
+}
+
+/**
+ * The export of a campaign over the same period: spec 4.2 takes calendar dates in the
+ * application's zone, `to` included, so the exclusive window end becomes the day before.
+ */
+function exportDates(window: MetricsWindow, zone: string): { from: string; to: string } {
+  return {
+    from: window.from.setZone(zone).toISODate() as string,
+    to: window.to.minus({ milliseconds: 1 }).setZone(zone).toISODate() as string,
+  };
+}
+
+/** Nothing matched: drop the filters if there are any, else look further back. */
+function emptyNextStep(window: MetricsWindow, filters: Record<string, unknown>): string {
+  const to = formatMetricsParam(window.to);
+  if (Object.keys(filters).length > 0) {
+    return `${callHint("campaign_metrics", { task_from: formatMetricsParam(window.from), task_to: to })} (the same window without filters)`;
+  }
+  return `${callHint("campaign_metrics", { task_from: formatMetricsParam(window.from.minus({ days: 90 })), task_to: to })} (a window 90 days longer)`;
 }
 
 function matches(campaign: MetricsCampaign, args: z.output<typeof inputSchema>): boolean {
@@ -306,7 +358,7 @@ function addMoney(target: Record<string, number>, currency: string, amount: numb
 }
 
 function withRates(s: Sums): Sums {
-  const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
+  const ratio = (a: number, b: number) => (b === 0 ? null : roundRatio(a / b));
   s.computed_open_rate = ratio(s.open_count, s.received_count);
   s.computed_click_rate = ratio(s.click_count, s.received_count);
   s.computed_conversion_rate = ratio(s.purchase_count, s.open_count);
@@ -387,13 +439,14 @@ function taskRow(t: MetricsTask): z.output<typeof taskOutput> {
     cost: t.cost,
     cost_currency: t.cost_currency,
     open_user_count: t.open_user_count,
-    open_rate: t.open_rate,
-    conversion_rate: t.conversion_rate,
+    open_rate: t.open_rate === null ? null : roundRatio(t.open_rate),
+    conversion_rate: t.conversion_rate === null ? null : roundRatio(t.conversion_rate),
   };
 }
 
 function renderText(
   summary: string,
+  nextStep: string,
   requests: number,
   shown: CampaignOut[],
   total: number,
@@ -448,9 +501,10 @@ function renderText(
     if (hidden > 0)
       lines.push(`${hidden} more rounds not shown in text (see structuredContent.tasks).`);
   }
-  if (shown.length > 0)
-    lines.push(
-      `Next: export a campaign's raw events with start_export {"type": "campaign_event_data", "campaign_id": "${shown[0]?._id}"}.`,
-    );
+  lines.push(
+    shown.length > 0
+      ? `Next: export the top campaign's raw events for this window with ${nextStep}.`
+      : `No campaign has rounds in this window with these filters. Next: ${nextStep}.`,
+  );
   return lines.join("\n");
 }

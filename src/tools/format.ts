@@ -43,3 +43,8 @@ export function formatBytes(bytes: number): string {
 export function callHint(tool: string, args: Record<string, unknown>): string {
   return `${tool} ${JSON.stringify(args)}`;
 }
+
+/** Ratios to 4 decimals: enough for 0.01% and far fewer tokens than 17 digits. */
+export function roundRatio(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
