@@ -44,7 +44,9 @@ export async function loadCatalog(path: string): Promise<ProductCatalog> {
     );
   }
   const records =
-    extname(path).toLowerCase() === ".json" ? jsonRecords(text, path) : await csvRecords(text);
+    extname(path).toLowerCase() === ".json"
+      ? jsonRecords(text, path)
+      : await csvRecords(text, path);
   const products: CatalogProduct[] = [];
   for (const record of records) {
     const product = toProduct(record);
@@ -71,16 +73,22 @@ function jsonRecords(text: string, path: string): Array<Record<string, unknown>>
   );
 }
 
-async function csvRecords(text: string): Promise<Array<Record<string, unknown>>> {
+async function csvRecords(text: string, path: string): Promise<Array<Record<string, unknown>>> {
   // Loaded here, not at start-up: most sessions never read a catalog.
   const { parse } = await import("csv-parse/sync");
-  return parse(text, {
-    bom: true,
-    columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
-    skip_empty_lines: true,
-    relax_column_count: true,
-    trim: true,
-  }) as Array<Record<string, unknown>>;
+  try {
+    return parse(text, {
+      bom: true,
+      columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+      skip_empty_lines: true,
+      relax_column_count: true,
+      trim: true,
+    }) as Array<Record<string, unknown>>;
+  } catch (error) {
+    // csv-parse's message names the line; keep it short, it ends up in a tool result.
+    const why = error instanceof Error ? error.message.slice(0, 160) : "parse error";
+    throw new CatalogError(`CRM_PRODUCT_CATALOG: ${path} is not valid CSV (${why}).`);
+  }
 }
 
 function toProduct(record: Record<string, unknown>): CatalogProduct | undefined {

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { RecommendRequest } from "../api/schemas.js";
+import type { ProductCatalog } from "../catalog.js";
+import { log } from "../log.js";
 import { ToolInputError } from "./errors.js";
 import { formatNumber, moreNotShown, table, truncate } from "./format.js";
 import { checkInteger, resultBase } from "./params.js";
@@ -7,7 +9,8 @@ import { defineTool } from "./tool.js";
 
 const TEXT_ROWS = 20;
 
-const inputSchema = z.object({
+// Strict: `{"user_id": ...}` must be an error naming the key, not a silent cold-user answer.
+const inputSchema = z.strictObject({
   slot_key: z
     .string()
     .describe(
@@ -57,6 +60,10 @@ const outputSchema = z.object({
     )
     .optional()
     .describe("Names and prices from the product catalog (CRM_PRODUCT_CATALOG), where known."),
+  warning: z
+    .string()
+    .optional()
+    .describe("Set when the product catalog could not be loaded; the IDs are still valid."),
 });
 
 export default defineTool({
@@ -102,7 +109,16 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
 
     const api = await runtime.api();
     const response = await api.recommend(slotKey, body, { signal: call.signal });
-    const catalog = await runtime.catalog();
+    // The catalog only decorates the answer: a broken file must not hide the recommendation.
+    let catalog: ProductCatalog | undefined;
+    let warning: string | undefined;
+    try {
+      catalog = await runtime.catalog();
+    } catch (error) {
+      const why = error instanceof Error ? error.message.replace(/^CRM_PRODUCT_CATALOG: /, "") : "";
+      warning = `catalog not loaded: ${why || String(error)} Fix or unset CRM_PRODUCT_CATALOG to get names and prices.`;
+      log.warn("product catalog not loaded", { error: why });
+    }
     const products = catalog
       ? response.item_ids.map((id) => {
           const p = catalog.get(id);
@@ -147,6 +163,7 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
     } else {
       lines.push("The slot returned no products for this input.");
     }
+    if (warning !== undefined) lines.push(`Warning: ${warning}`);
     const metadataKeys = Object.keys(response.metadata);
     if (metadataKeys.length > 0)
       lines.push(`metadata: ${truncate(JSON.stringify(response.metadata), 300)}`);
@@ -157,6 +174,7 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
         item_ids: response.item_ids,
         metadata: response.metadata,
         ...(products === undefined ? {} : { products }),
+        ...(warning === undefined ? {} : { warning }),
       },
       text: lines.join("\n"),
     };
