@@ -21,14 +21,16 @@ export async function runServer(): Promise<number> {
   registerSecret(config.secretKey);
   registerSecret(config.recommendSecretKey);
 
-  const [{ serveStdio }, { createServer }, { createRuntime }] = await Promise.all([
+  const [{ serveStdio }, { createServer, sandboxGuide }, { createRuntime }] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
     import("./server.js"),
     import("./tools/runtime.js"),
   ]);
   // One runtime for the process: serveStdio may build a probe instance before the real one.
   const runtime = createRuntime(config);
-  const handle = serveStdio(() => createServer(config, { runtime }).server, {
+  const guide = runtime.sandbox ? await sandboxGuide(config) : undefined;
+  const deps = guide === undefined ? { runtime } : { runtime, sandboxGuide: guide };
+  const handle = serveStdio(() => createServer(config, deps).server, {
     onerror: (error) => log.warn("transport error", { error: error.message }),
   });
   log.info(`server ready (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"})`);

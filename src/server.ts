@@ -24,6 +24,8 @@ export interface ServerDeps {
   /** A ready API client instead of one built from the config (tests). */
   api?: CrmApi;
   now?: () => number;
+  /** Sandbox mode: what exists in the sandbox (see sandboxGuide), added to the instructions. */
+  sandboxGuide?: string;
 }
 
 export const SERVER_INSTRUCTIONS = `Tools for a Korean messaging and recommendation service (campaign metrics, export files, product recommendations).
@@ -53,7 +55,13 @@ export function createServer(
     });
   const server = new McpServer(
     { name: "crm-insights-mcp", version: PACKAGE_VERSION },
-    { instructions: SERVER_INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+    {
+      instructions:
+        deps.sandboxGuide === undefined
+          ? SERVER_INSTRUCTIONS
+          : `${SERVER_INSTRUCTIONS}\n${deps.sandboxGuide}`,
+      capabilities: { tools: {}, resources: {} },
+    },
   );
   for (const tool of TOOLS) registerTool(server, tool, runtime);
   registerExportResources(server, runtime);
@@ -67,7 +75,37 @@ export function createServer(
   };
 }
 
-function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRuntime): void {
+/**
+ * Sandbox mode: the scenario IDs, slot keys and users with behaviour data, which the assistant
+ * has no tool to discover (campaign IDs come from campaign_metrics). Derived from the seed
+ * without starting the sandbox; loaded on demand so remote mode never imports the world.
+ */
+export async function sandboxGuide(config: Config): Promise<string> {
+  const [{ createScenarios }, { SLOTS }, { platformUserIdOf }] = await Promise.all([
+    import("./sandbox/world/scenarios.js"),
+    import("./sandbox/world/recommend.js"),
+    import("./sandbox/world/users.js"),
+  ]);
+  // Scenario IDs and names depend on the seed only; the clock only places their data.
+  const scenarios = createScenarios(config.sandbox.seed, Date.now()).scenarios;
+  const needs: Record<string, string> = {
+    none: "platform_user_id optional",
+    behavior: "item_ids, or a platform_user_id with behaviour",
+    items: "needs item_ids",
+  };
+  const slots = SLOTS.filter((s) => s.state === "active").map(
+    (s) => `${s.key} (${s.kind}; ${needs[s.input] ?? s.input})`,
+  );
+  const users = [42, 7, 1234].map(platformUserIdOf);
+  return [
+    "Sandbox mode (CRM_BASE_URL unset): synthetic data; nothing here is a real customer.",
+    `Scenario IDs for start_export type scenario_daily_metrics: ${scenarios.map((s) => `${s._id} (${s.name})`).join(", ")}.`,
+    `Recommendation slot keys: ${slots.join(", ")}.`,
+    `Users with behaviour data (personalized results): pu_000000 to pu_002999, e.g. ${users.join(", ")}; other IDs are cold users. Product IDs: take them from a best_sellers recommendation.`,
+  ].join("\n");
+}
+
+export function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRuntime): void {
   server.registerTool(
     tool.name,
     {
@@ -92,9 +130,11 @@ function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRunt
           ) as Record<string, unknown>,
         };
       } catch (error) {
+        // The message helps whoever reads the log; log.ts redacts keys and URL signatures.
         log.info("tool call failed", {
           tool: tool.name,
           error: error instanceof Error ? error.name : "unknown",
+          message: truncateMessage(error instanceof Error ? error.message : String(error)),
           ms: Date.now() - started,
         });
         const text = errorText(error, tool.name);
@@ -107,20 +147,35 @@ function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRunt
   );
 }
 
+function truncateMessage(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
 function toolCall(ctx: ServerContext): ToolCall {
   const token = ctx.mcpReq._meta?.progressToken;
+  // MCP requires progress to increase with every notification of a request; callers report
+  // what they know (poll counts, bytes), so a value that does not go up is moved past the last.
+  let last = Number.NEGATIVE_INFINITY;
   return {
     signal: ctx.mcpReq.signal,
     async progress(progress, message, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
+      const value =
+        Number.isFinite(progress) && progress > last
+          ? progress
+          : Number.isFinite(last)
+            ? last + 1
+            : 0;
+      last = value;
       try {
         await ctx.mcpReq.notify({
           method: "notifications/progress",
           params: {
             progressToken: token,
-            progress,
+            progress: value,
             message,
-            ...(total === undefined ? {} : { total }),
+            // A total already passed would contradict the moved value.
+            ...(total === undefined || total < value ? {} : { total }),
           },
         });
       } catch (error) {
