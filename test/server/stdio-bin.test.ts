@@ -3,6 +3,9 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
@@ -17,17 +20,20 @@ beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
   // The export/metrics key is the canary; the recommend key the server gets is wrong on purpose
   // (another canary), so an authentication error path runs too.
-  sandbox = await startSandbox({
-    now: "2026-11-22T09:00:00+09:00",
-    jobSeconds: 0.3,
-    secretKey: CANARY,
-  });
+  // No pinned clock: the bin (remote mode) checks download-URL expiry against the real clock,
+  // so a sandbox pinned to a fixed date would hand out URLs that expire as the calendar moves.
+  sandbox = await startSandbox({ jobSeconds: 0.3, secretKey: CANARY });
   dataDir = await mkdtemp(join(tmpdir(), "crm-stdio-"));
 });
 afterAll(async () => {
   await sandbox?.close();
   await rm(dataDir, { recursive: true, force: true });
 });
+
+/** `YYYY-MM-DD` of n days before today in KST (the sandbox application's zone). */
+function daysAgo(n: number): string {
+  return DateTime.now().setZone("Asia/Seoul").minus({ days: n }).toISODate() as string;
+}
 
 class LineClient {
   readonly lines: string[] = [];
@@ -97,14 +103,13 @@ describe("the built bin over stdio", () => {
       const names = ((list.result as { tools: Array<{ name: string }> }).tools ?? []).map(
         (t) => t.name,
       );
-      expect(names).toEqual(
-        expect.arrayContaining([
-          "campaign_metrics",
-          "start_export",
-          "check_export",
-          "recommend_products",
-        ]),
-      );
+      expect([...names].sort()).toEqual([
+        "campaign_metrics",
+        "check_export",
+        "recommend_products",
+        "start_export",
+        "summarize_export",
+      ]);
 
       const call = async (name: string, args: Record<string, unknown>) =>
         (await client.request("tools/call", { name, arguments: args })).result as {
@@ -113,8 +118,8 @@ describe("the built bin over stdio", () => {
           content: Array<{ text?: string }>;
         };
       const metrics = await call("campaign_metrics", {
-        task_from: "2026-11-01",
-        task_to: "2026-11-21",
+        task_from: daysAgo(21),
+        task_to: daysAgo(1),
         top_n: 3,
       });
       expect(metrics.isError).toBeFalsy();
@@ -122,8 +127,8 @@ describe("the built bin over stdio", () => {
       const started = await call("start_export", {
         type: "scenario_daily_metrics",
         scenario_id: scenario,
-        from: "2026-11-01",
-        to: "2026-11-10",
+        from: daysAgo(21),
+        to: daysAgo(12),
         wait_seconds: 10,
       });
       expect(started.isError).toBeFalsy();
@@ -137,10 +142,9 @@ describe("the built bin over stdio", () => {
       expect(rec.content[0]?.text).toContain("CRM_RECOMMEND_SECRET_KEY");
       const invalid = await call("start_export", { type: "campaign_event_data" });
       expect(invalid.isError).toBe(true);
-      if (names.includes("summarize_export")) {
-        const summary = await call("summarize_export", { job_id: jobId });
-        expect(summary.isError).toBeFalsy();
-      }
+      const summary = await call("summarize_export", { job_id: jobId });
+      expect(summary.isError, summary.content[0]?.text).toBeFalsy();
+      expect(summary.structuredContent?.kind).toBe("scenario_daily_metrics");
     } finally {
       child.stdin.end();
       await new Promise((resolve) => {
@@ -167,6 +171,65 @@ describe("the built bin over stdio", () => {
       expect(text).not.toContain(CANARY);
       expect(text).not.toContain(CANARY_REC);
       expect(text).not.toMatch(/signature=[0-9a-f]{16}/);
+    }
+  });
+
+  it("serves protocol revision 2026-07-28: tools/list and a call with progress", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN.pathname],
+      env: {
+        PATH: process.env.PATH ?? "",
+        CRM_BASE_URL: sandbox.base_url,
+        CRM_APPLICATION_ID: sandbox.application_id,
+        CRM_SECRET_KEY: CANARY,
+        CRM_DATA_DIR: dataDir,
+        CRM_POLL_INTERVAL_SECONDS: "0.2",
+        CRM_LOG_LEVEL: "warn",
+      },
+      stderr: "pipe",
+    });
+    const client = new Client(
+      { name: "stdio-2026", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    try {
+      await client.connect(transport);
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "campaign_metrics",
+        "check_export",
+        "recommend_products",
+        "start_export",
+        "summarize_export",
+      ]);
+      const progress: number[] = [];
+      // A job that takes a few polls (the sandbox holds it for 0.3 s, polled every 0.2 s).
+      const result = (await client.callTool(
+        {
+          name: "start_export",
+          arguments: {
+            type: "scenario_daily_metrics",
+            scenario_id: sandbox.scenario_ids[1],
+            from: daysAgo(30),
+            to: daysAgo(2),
+            wait_seconds: 10,
+            force: true,
+          },
+        },
+        { onprogress: (p) => progress.push(p.progress) },
+      )) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent?.job as { status?: string } | undefined)?.status).toBe(
+        "completed",
+      );
+      expect(progress.length).toBeGreaterThan(0);
+      for (let i = 1; i < progress.length; i++) {
+        expect(progress[i]).toBeGreaterThan(progress[i - 1] ?? Number.NEGATIVE_INFINITY);
+      }
+    } finally {
+      await client.close();
     }
   });
 });
