@@ -14,15 +14,26 @@ export interface EmbeddedSandbox {
   api: ApiClient;
   /** The sandbox's products, used as the product catalog when CRM_PRODUCT_CATALOG is unset. */
   products: CatalogProduct[];
+  /**
+   * The sandbox's clock (its pinned "now" plus the real time elapsed): its job timestamps and
+   * URL expiries are in this time, so expiry checks and the ledger must read it too.
+   */
+  now(): number;
   close(): Promise<void>;
 }
 
 export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSandbox> {
-  const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }] = await Promise.all([
-    import("./sandbox/index.js"),
-    import("./api/client.js"),
-  ]);
+  const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }, { parseNowOption }] =
+    await Promise.all([
+      import("./sandbox/index.js"),
+      import("./api/client.js"),
+      import("./sandbox/clock.js"),
+    ]);
   const started = Date.now();
+  // Read before the sandbox starts its own clock, so ours runs at most the start-up time ahead
+  // of it: an expiry is then judged a little early, never late.
+  const pinned = parseNowOption(config.sandbox.now);
+  const now = pinned === undefined ? Date.now : () => pinned + (Date.now() - started);
   const sandbox = await startSandbox({
     host: "127.0.0.1",
     port: 0,
@@ -37,6 +48,7 @@ export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSand
       applicationId: sandbox.application_id,
       secretKey: sandbox.secret_key,
       recommendSecretKey: sandbox.recommend_secret_key,
+      now,
     }),
   );
   log.info("embedded sandbox started", {
@@ -53,6 +65,7 @@ export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSand
     sandbox,
     api,
     products,
+    now,
     async close() {
       await api.close();
       await sandbox.close();

@@ -2,16 +2,17 @@ import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { type Harness, SANDBOX_NOW, startHarness } from "./harness.js";
+import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "./harness.js";
 
 let h: Harness;
 let sandbox: RunningSandbox;
 let offsetMs = 0;
-const shifted = () => Date.now() + offsetMs;
+// The sandbox's own time (its pinned date), shifted together: the real date must not matter.
+const clock = sandboxClock(() => offsetMs);
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 0.3, clock: shifted });
-  h = await startHarness({ sandbox, apiNow: shifted, env: { CRM_EXPORT_BUDGET: "8/600" } });
+  sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 0.3, clock: clock.real });
+  h = await startHarness({ sandbox, apiNow: clock.now, env: { CRM_EXPORT_BUDGET: "8/600" } });
 });
 afterAll(async () => {
   await h?.close();
@@ -143,6 +144,7 @@ describe("authentication errors name the variable to check, never the key", () =
     const canary = "canary-key-0123456789";
     const bad = await startHarness({
       sandbox,
+      apiNow: clock.now,
       env: { CRM_SECRET_KEY: canary, CRM_RECOMMEND_SECRET_KEY: `${canary}-rec` },
     });
     try {
@@ -162,7 +164,11 @@ describe("authentication errors name the variable to check, never the key", () =
 
 describe("local export budget", () => {
   it("refuses early once N creations happened in the window, saying when a slot opens", async () => {
-    const small = await startHarness({ sandbox, env: { CRM_EXPORT_BUDGET: "2/600" } });
+    const small = await startHarness({
+      sandbox,
+      apiNow: clock.now,
+      env: { CRM_EXPORT_BUDGET: "2/600" },
+    });
     try {
       const scenario = sandbox.world.scenarios[1]?._id;
       for (const day of ["2026-11-03", "2026-11-04"]) {

@@ -11,6 +11,24 @@ import { createServer } from "../../src/server.js";
 /** The sandbox clock's "today": data lies before it (2026-11-22 in KST). */
 export const SANDBOX_NOW = "2026-11-22T09:00:00+09:00";
 
+/**
+ * A clock that reads like a sandbox started at SANDBOX_NOW (pinned date plus real time elapsed
+ * since this call, plus an optional shift a test can change), whatever the real date is. Its
+ * `now` runs slightly ahead of a sandbox started afterwards, so expiry checks stay on the safe side.
+ */
+export function sandboxClock(shiftMs: () => number = () => 0): {
+  now: () => number;
+  real: () => number;
+} {
+  const realStart = Date.now();
+  const base = Date.parse(SANDBOX_NOW);
+  return {
+    now: () => base + (Date.now() - realStart) + shiftMs(),
+    /** The real-time source for startSandbox's `clock` option, shifted alike. */
+    real: () => Date.now() + shiftMs(),
+  };
+}
+
 export interface Harness {
   sandbox: RunningSandbox;
   client: Client;
@@ -34,10 +52,16 @@ export async function startHarness(
     jobSeconds?: number;
     env?: Record<string, string>;
     sandbox?: RunningSandbox;
-    /** The API client's clock (for download-URL expiry), e.g. the sandbox's shifted clock. */
+    /**
+     * The sandbox's clock, for the API client (download-URL expiry) and the tools and ledger.
+     * By default a clock pinned like a sandbox started now at SANDBOX_NOW (with a given
+     * `sandbox`, pass its clock when the test depends on expiry).
+     */
     apiNow?: () => number;
   } = {},
 ): Promise<Harness> {
+  const clock = sandboxClock();
+  const now = options.apiNow ?? clock.now;
   const sandbox =
     options.sandbox ??
     (await startSandbox({ now: SANDBOX_NOW, jobSeconds: options.jobSeconds ?? 0.4 }));
@@ -63,9 +87,9 @@ export async function startHarness(
       recommendSecretKey: config.recommendSecretKey ?? "",
       dataDir,
       retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
-      ...(options.apiNow === undefined ? {} : { now: options.apiNow }),
+      now,
     });
-    const built = createServer(config, { api, now: () => Date.parse(SANDBOX_NOW) });
+    const built = createServer(config, { api, now });
     servers.push({
       close: async () => {
         await built.close();

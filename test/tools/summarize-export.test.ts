@@ -10,6 +10,7 @@ import startExport from "../../src/tools/start-export.js";
 import summarizeExport from "../../src/tools/summarize-export.js";
 import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
 import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { SANDBOX_NOW, sandboxClock } from "./harness.js";
 
 const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
 
@@ -19,7 +20,9 @@ let runtime: ToolRuntime;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "summarize-tool-"));
-  sandbox = await startSandbox({ now: "2026-11-22T09:00:00+09:00", jobSeconds: 0.3 });
+  const clock = sandboxClock();
+  sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 0.3 });
+  // The sandbox's clock, not the real one: its URLs expire 24 h after its pinned date.
   runtime = createRuntime(
     loadConfig({
       CRM_BASE_URL: sandbox.base_url,
@@ -28,6 +31,7 @@ beforeAll(async () => {
       CRM_DATA_DIR: dir,
       CRM_POLL_INTERVAL_SECONDS: "0.2",
     }),
+    { now: clock.now },
   );
 });
 afterAll(async () => {
