@@ -44,4 +44,12 @@ describe("product catalog (CRM_PRODUCT_CATALOG)", () => {
     await expect(loadCatalog(join(dir, "none.csv"))).rejects.toThrow(CatalogError);
     await expect(loadCatalog(join(dir, "none.csv"))).rejects.toThrow("CRM_PRODUCT_CATALOG");
   });
+
+  it("reports a malformed CSV as a CatalogError naming the variable and the file", async () => {
+    const csv = join(dir, "broken.csv");
+    await writeFile(csv, 'id,name\nP1,"unclosed quote\n');
+    const failure = loadCatalog(csv);
+    await expect(failure).rejects.toThrow(CatalogError);
+    await expect(loadCatalog(csv)).rejects.toThrow(`CRM_PRODUCT_CATALOG: ${csv} is not valid CSV`);
+  });
 });
