@@ -1,10 +1,19 @@
+import { createHash } from "node:crypto";
 import { readFile, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CreateExportJobRequest, ExportJob, ExportStatus } from "../api/schemas.js";
+import { z } from "zod";
+import {
+  type CreateExportJobRequest,
+  EXPORT_STATUSES,
+  EXPORT_TYPES,
+  type ExportJob,
+  type ExportStatus,
+} from "../api/schemas.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
+import { withFileLock } from "./file-lock.js";
 
 /** One export job this server created, as remembered across restarts. */
 export interface LedgerEntry {
@@ -22,6 +31,8 @@ export interface LedgerEntry {
   file_path?: string | undefined;
   file_bytes?: number | undefined;
   downloaded_at?: string | undefined;
+  /** Set when the service no longer knows the job (e.g. a restarted sandbox); never reused. */
+  lost_at?: string | undefined;
 }
 
 interface LedgerFile {
@@ -35,6 +46,35 @@ interface LedgerFile {
 
 const FILE_NAME = "export-jobs.json";
 const MAX_JOBS = 500;
+/** A download URL is valid 24 hours (spec 2.3); without an expiry, reuse stays inside that. */
+const URL_VALIDITY_MS = 24 * 3600 * 1000;
+
+/**
+ * The ledger scope of one service and application: jobs, budget and files of another application
+ * (or of the sandbox while in remote mode) are never listed, counted or reused. `service` is the
+ * base URL, or "sandbox".
+ */
+export function ledgerScope(service: string, applicationId: string | undefined): string {
+  return createHash("sha256")
+    .update(`${service}\n${applicationId ?? ""}`)
+    .digest("hex")
+    .slice(0, 12);
+}
+
+export interface ReuseOptions {
+  /**
+   * Epoch ms at which the requested range ends (the end of its `to` day); `undefined` for an
+   * open range. A file is reused past its URL's validity only if the range had ended before the
+   * job was created: otherwise rounds still aggregating would be missing from it.
+   */
+  rangeEndsAt?: number | undefined;
+}
+
+export interface CreateReservation {
+  /** False when the budget refused; nothing was recorded. */
+  reserved: boolean;
+  status: BudgetStatus;
+}
 
 /**
  * The persistent record of export jobs, in CRM_DATA_DIR. Every operation re-reads the small file,
@@ -46,11 +86,12 @@ export class JobLedger {
   private readonly budget: ExportBudget;
   private readonly now: () => number;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Problems met while reading (a corrupt file moved aside); shown once to the model. */
+  /** Problems met while reading (a corrupt file moved aside, bad entries skipped). */
   readonly warnings: string[] = [];
 
-  constructor(dataDir: string, budget: ExportBudget, now: () => number = Date.now) {
-    this.path = join(dataDir, FILE_NAME);
+  /** `scope` (see ledgerScope) gives every service and application its own file. */
+  constructor(dataDir: string, budget: ExportBudget, now: () => number = Date.now, scope?: string) {
+    this.path = join(dataDir, scope === undefined ? FILE_NAME : `export-jobs-${scope}.json`);
     this.budget = budget;
     this.now = now;
   }
@@ -69,20 +110,43 @@ export class JobLedger {
     return (await this.read()).jobs.find((j) => j.job_id === jobId);
   }
 
+  /** The warnings not yet shown; each is returned once. */
+  takeWarnings(): string[] {
+    return this.warnings.splice(0, this.warnings.length);
+  }
+
   /**
-   * The newest completed job for the same request whose file is still on disk or whose download
-   * URL is still valid; `undefined` when a new job is needed.
+   * The newest completed job for the same request that still answers it: its file is on disk or
+   * its download URL is valid, and its data cannot have grown since (see ReuseOptions).
+   * `undefined` when a new job is needed.
    */
-  async findReusable(requestKey: string): Promise<LedgerEntry | undefined> {
+  async findReusable(
+    requestKey: string,
+    options: ReuseOptions = {},
+  ): Promise<LedgerEntry | undefined> {
     const now = this.now();
     const candidates = (await this.read()).jobs
-      .filter((j) => j.request_key === requestKey && j.status === "completed")
+      .filter(
+        (j) => j.request_key === requestKey && j.status === "completed" && j.lost_at === undefined,
+      )
       .reverse();
     for (const entry of candidates) {
-      if (entry.file_path !== undefined && (await fileExists(entry.file_path))) return entry;
-      const expires = Date.parse(entry.job.download_url_expires_at ?? "");
+      const createdAt = Date.parse(entry.job.created_at ?? entry.requested_at);
+      const parsedExpiry = Date.parse(entry.job.download_url_expires_at ?? "");
+      const expires = Number.isFinite(parsedExpiry)
+        ? parsedExpiry
+        : Number.isFinite(createdAt)
+          ? createdAt + URL_VALIDITY_MS
+          : Number.NaN;
       // A minute of margin so the download does not start on a URL about to expire.
-      if (Number.isFinite(expires) && expires - 60_000 > now) return entry;
+      const urlValid = Number.isFinite(expires) && expires - 60_000 > now;
+      const closed =
+        options.rangeEndsAt !== undefined &&
+        Number.isFinite(createdAt) &&
+        options.rangeEndsAt <= createdAt;
+      const hasFile = entry.file_path !== undefined && (await fileExists(entry.file_path));
+      if (closed && hasFile) return entry;
+      if (urlValid && (hasFile || entry.job.download_url_expires_at !== undefined)) return entry;
     }
     return undefined;
   }
@@ -98,6 +162,39 @@ export class JobLedger {
     const windowMs = this.budget.windowSeconds * 1000;
     await this.mutate((file) => {
       file.create_calls = [...file.create_calls.filter((t) => t > at - windowMs), at];
+    });
+  }
+
+  /**
+   * Checks the budget and, when a creation is allowed, records it, in one locked step: parallel
+   * calls (in this process or another) cannot all pass the check before any of them records.
+   */
+  async reserveCreate(): Promise<CreateReservation> {
+    const windowMs = this.budget.windowSeconds * 1000;
+    let reservation: CreateReservation | undefined;
+    await this.mutate((file) => {
+      const at = this.now();
+      const status = budgetStatus(file.create_calls, file.rate_limited_until, this.budget, at);
+      if (!status.allowed) {
+        reservation = { reserved: false, status };
+        return;
+      }
+      file.create_calls = [...file.create_calls.filter((t) => t > at - windowMs), at];
+      reservation = {
+        reserved: true,
+        status: budgetStatus(file.create_calls, file.rate_limited_until, this.budget, at),
+      };
+    });
+    if (reservation === undefined) throw new Error("ledger reservation did not run");
+    return reservation;
+  }
+
+  /** The service no longer knows this job: it is kept for the record but never reused. */
+  async markLost(jobId: string): Promise<void> {
+    const at = new Date(this.now()).toISOString();
+    await this.mutate((file) => {
+      const entry = file.jobs.find((j) => j.job_id === jobId);
+      if (entry !== undefined) entry.lost_at ??= at;
     });
   }
 
@@ -166,12 +263,22 @@ export class JobLedger {
     return present;
   }
 
+  /**
+   * Read, change, write under the in-process queue and the cross-process lock, so no update of
+   * another process is lost. Nothing is written when the change left the file as it was (a poll
+   * that saw no news).
+   */
   private mutate(change: (file: LedgerFile) => void): Promise<void> {
-    const run = this.queue.then(async () => {
-      const file = await this.read();
-      change(file);
-      await writeFileAtomic(this.path, `${JSON.stringify(file, null, 1)}\n`);
-    });
+    const run = this.queue.then(() =>
+      withFileLock(this.path, async () => {
+        const file = await this.read();
+        const before = JSON.stringify(file);
+        change(file);
+        const after = JSON.stringify(file, null, 1);
+        if (JSON.stringify(file) === before) return;
+        await writeFileAtomic(this.path, `${after}\n`);
+      }),
+    );
     // A failed write must not wedge later writes; the caller still sees the error.
     this.queue = run.catch(() => undefined);
     return run;
@@ -186,7 +293,14 @@ export class JobLedger {
       throw error;
     }
     const parsed = parseLedger(text);
-    if (parsed !== undefined) return parsed;
+    if (parsed !== undefined) {
+      if (parsed.skipped > 0) {
+        this.warnOnce(
+          `${parsed.skipped} unreadable entr${parsed.skipped === 1 ? "y" : "ies"} in the export-job ledger ${this.path} ${parsed.skipped === 1 ? "was" : "were"} skipped.`,
+        );
+      }
+      return parsed.file;
+    }
     const backup = `${this.path}.corrupt-${this.now()}`;
     try {
       await rename(this.path, backup);
@@ -194,9 +308,17 @@ export class JobLedger {
       // Another process may have moved it already; starting fresh is still right.
     }
     const warning = `The export-job ledger at ${this.path} could not be read; it was kept as ${backup} and a new one was started.`;
+    this.warnOnce(warning);
+    return emptyFile();
+  }
+
+  private readonly warned = new Set<string>();
+
+  private warnOnce(warning: string): void {
+    if (this.warned.has(warning)) return;
+    this.warned.add(warning);
     this.warnings.push(warning);
     log.warn(warning);
-    return emptyFile();
   }
 }
 
@@ -204,18 +326,45 @@ function emptyFile(): LedgerFile {
   return { version: 1, jobs: [], create_calls: [] };
 }
 
-function parseLedger(text: string): LedgerFile | undefined {
+/** What every entry must have for the tools to use it; other fields pass through. */
+const entrySchema = z.looseObject({
+  job_id: z.string().min(1),
+  request: z.looseObject({ type: z.enum(EXPORT_TYPES) }),
+  request_key: z.string(),
+  requested_at: z.string(),
+  status: z.enum(EXPORT_STATUSES),
+  history: z.array(z.looseObject({ status: z.enum(EXPORT_STATUSES), at: z.string() })),
+  job: z.looseObject({ _id: z.string(), type: z.enum(EXPORT_TYPES), status: z.string() }),
+  file_path: z.string().optional(),
+  file_bytes: z.number().optional(),
+});
+
+/** The file, with entries that do not fit skipped (one bad entry must not hide the others). */
+function parseLedger(text: string): { file: LedgerFile; skipped: number } | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== "object" || value === null) return undefined;
-    const file = value as Partial<LedgerFile>;
-    if (file.version !== 1 || !Array.isArray(file.jobs) || !Array.isArray(file.create_calls)) {
-      return undefined;
-    }
-    return file as LedgerFile;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  if (typeof value !== "object" || value === null) return undefined;
+  const raw = value as { version?: unknown; jobs?: unknown; create_calls?: unknown };
+  if (raw.version !== 1 || !Array.isArray(raw.jobs) || !Array.isArray(raw.create_calls)) {
+    return undefined;
+  }
+  const jobs = raw.jobs.filter((j) => entrySchema.safeParse(j).success) as LedgerEntry[];
+  const until = (value as { rate_limited_until?: unknown }).rate_limited_until;
+  return {
+    file: {
+      version: 1,
+      jobs,
+      create_calls: raw.create_calls.filter(
+        (t): t is number => typeof t === "number" && Number.isFinite(t),
+      ),
+      rate_limited_until: typeof until === "number" ? until : undefined,
+    },
+    skipped: raw.jobs.length - jobs.length,
+  };
 }
 
 /** The job without the download URL's pre-signed query, which is a secret. */
