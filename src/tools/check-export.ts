@@ -1,24 +1,15 @@
 import { z } from "zod";
-import { NotFoundError } from "../api/errors.js";
+import { ApiError, NotFoundError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
-import { ToolInputError } from "./errors.js";
+import { ExportCallError, type ExportContext, ToolInputError } from "./errors.js";
 import {
   budgetForOutput,
   budgetOutput,
   checkWaitSeconds,
   describeBudget,
 } from "./export-common.js";
-import {
-  assertNotFailed,
-  type DownloadInfo,
-  describeJob,
-  ensureDownloaded,
-  isTerminal,
-  jobResult,
-  pollOnce,
-  waitForJob,
-} from "./export-flow.js";
-import { table, truncate } from "./format.js";
+import { describeJob, followJob, jobResult, pollOnce } from "./export-flow.js";
+import { formatBytes, table, truncate } from "./format.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,
@@ -31,7 +22,8 @@ import { defineTool } from "./tool.js";
 const LIST_DEFAULT = 10;
 const LIST_MAX = 50;
 
-const inputSchema = z.object({
+// Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
+const inputSchema = z.strictObject({
   job_id: z
     .string()
     .optional()
@@ -65,6 +57,15 @@ const outputSchema = z.object({
     .optional()
     .describe("The export job as the API returns it (signed URL query removed)."),
   done: z.boolean().optional(),
+  from_date: z
+    .string()
+    .optional()
+    .describe("First exported date, inclusive, in the app's time zone (absent: no start limit)."),
+  to_date: z
+    .string()
+    .optional()
+    .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
+  error: z.string().optional().describe("A temporary failure; the job is intact, see next_step."),
   file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
   file_bytes: z.number().optional(),
   resource_uri: z.string().optional(),
@@ -108,11 +109,12 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           e.request.type === "campaign_event_data" ? e.request.campaign_id : e.request.scenario_id,
         from: e.request.from,
         to: e.request.to,
-        status: e.status,
+        // Lost: the service no longer knows the job (e.g. a restarted sandbox).
+        status: e.lost_at === undefined ? e.status : "lost",
         requested_at: e.requested_at,
         file_path: e.file_path,
       }));
-      const warnings = runtime.ledger.warnings.join("\n");
+      const warnings = runtime.ledger.takeWarnings().join("\n");
       const rows = jobs.map((j) => [
         j.job_id,
         j.type === "campaign_event_data" ? "campaign" : "scenario",
@@ -147,40 +149,54 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     }
 
     const entry = await runtime.ledger.get(jobId);
+    const context: ExportContext = {
+      jobId,
+      type: entry?.request.type,
+      targetId:
+        entry?.request.type === "campaign_event_data"
+          ? entry.request.campaign_id
+          : entry?.request.scenario_id,
+    };
     let job: ExportJob | undefined;
+    let pollProblem: ExportCallError | undefined;
     try {
       job = await pollOnce(runtime, jobId, call);
     } catch (error) {
       if (error instanceof NotFoundError) {
-        throw new NotFoundError(
-          `Export job ${jobId} was not found on the service. Check the job_id (check_export without job_id lists known jobs) or create a new job with start_export.`,
-          { operation: "get_export_job", status: error.status, code: error.code },
-        );
+        await runtime.ledger.markLost(jobId);
+        throw new ExportCallError(error, context);
       }
-      throw error;
+      // A passing failure with the job known locally: carry on from the ledger's copy.
+      if (error instanceof ApiError && error.transient && entry !== undefined) {
+        pollProblem = new ExportCallError(error, context);
+      } else if (error instanceof ApiError) {
+        throw new ExportCallError(error, context);
+      } else {
+        throw error;
+      }
     }
     // Polled too recently: start from what the ledger knows and let the wait poll on schedule.
     job ??= entry?.job;
     if (job === undefined) {
       const api = await runtime.api();
-      job = await api.getExportJob(jobId, { signal: call.signal });
+      try {
+        job = await api.getExportJob(jobId, { signal: call.signal });
+      } catch (error) {
+        if (error instanceof ApiError) throw new ExportCallError(error, context);
+        throw error;
+      }
     }
-    if (!isTerminal(job.status) && waitSeconds > 0) {
-      job = (await waitForJob(runtime, job, waitSeconds, call)).job;
-    }
-    assertNotFailed(job);
-    let download: DownloadInfo | undefined;
-    if (job.status === "completed") {
-      download = await ensureDownloaded(runtime, job, call, await runtime.ledger.get(jobId));
-    }
-    const result = jobResult(job, download);
-    const summary = download
-      ? `Export ${job._id} completed; file at ${download.path}.`
-      : `Export ${job._id} is ${job.status}; call check_export again.`;
+    const outcome = await followJob(runtime, job, waitSeconds, call, context);
+    const problem =
+      outcome.problem ?? (outcome.job.status === "completed" ? undefined : pollProblem);
+    const result = jobResult(outcome.job, outcome.download, runtime.config.timeZone, problem);
+    const summary = outcome.download
+      ? `Export ${job._id} completed; ${formatBytes(outcome.download.bytes)} saved.`
+      : `Export ${job._id} is ${outcome.job.status}; call check_export again.`;
     return {
       structured: { summary, ...result, budget },
       text: describeJob(result),
-      links: download === undefined ? [] : [download.link],
+      links: outcome.download === undefined ? [] : [outcome.download.link],
     };
   },
 });

@@ -1,18 +1,18 @@
+import { DateTime } from "luxon";
 import { AnalysisError } from "../analysis/errors.js";
 import { DateInputError } from "../api/dates.js";
-import {
-  ApiError,
-  type DownloadRefusedError,
-  type NetworkError,
-  type RateLimitedError,
-} from "../api/errors.js";
+import { operationLabel } from "../api/error-mapping.js";
+import { ApiError, type DownloadRefusedError, NetworkError } from "../api/errors.js";
 import { redact } from "../redact.js";
 import {
   ExportBudgetError,
+  ExportCallError,
+  type ExportContext,
   ExportJobFailedError,
   ToolCancelledError,
   ToolInputError,
 } from "./errors.js";
+import { callHint } from "./format.js";
 
 /**
  * The one place that turns a thrown error into the text of an `isError` result: what happened
@@ -34,6 +34,7 @@ function describe(error: unknown): string {
     return error.message;
   }
   if (error instanceof ToolCancelledError) return "the call was cancelled.";
+  if (error instanceof ExportCallError) return describeApiError(error.apiError, error.context);
   if (error instanceof ApiError) return describeApiError(error);
   if (error instanceof Error && (error.name === "ConfigError" || error.name === "CatalogError")) {
     return error.message;
@@ -42,60 +43,146 @@ function describe(error: unknown): string {
   return `unexpected failure: ${message}. Retry shortly; if it persists, check the server's log (stderr).`;
 }
 
-function describeApiError(error: ApiError): string {
-  const base = error.message.replace(/\.?$/, ".");
+const DETAIL_SHOWN = 200;
+
+/**
+ * The text of an API failure, written here from what failed (kind, operation, status, code, the
+ * export's IDs and dates) rather than by appending advice to the client's message, which already
+ * carries its own: each fact and each instruction appears once.
+ */
+function describeApiError(error: ApiError, context: ExportContext = {}): string {
+  const label = operationLabel(error.operation);
+  const http =
+    error.status === undefined
+      ? ""
+      : ` (HTTP ${error.status}${error.code === undefined ? "" : `, ${error.code}`})`;
+  const job = context.jobId;
+  const checkCall =
+    job === undefined ? "check_export with the job_id" : callHint("check_export", { job_id: job });
   switch (error.kind) {
     case "authentication":
       return error.operation === "recommend"
-        ? `${base} Authentication failed for recommend: check CRM_RECOMMEND_SECRET_KEY (the application's own secret key; it defaults to CRM_SECRET_KEY) and CRM_APPLICATION_ID.`
-        : `${base} Authentication failed for exports/metrics: check CRM_SECRET_KEY (the key issued by the account manager for this application; a key of another application is rejected) and CRM_APPLICATION_ID.`;
+        ? `the service rejected the recommend secret key${http}. Check CRM_RECOMMEND_SECRET_KEY (the application's own secret key; it defaults to CRM_SECRET_KEY) and CRM_APPLICATION_ID.`
+        : `the service rejected the secret key for ${label.toLowerCase()}${http}. Check CRM_SECRET_KEY (the key issued by the account manager for this application; a key of another application is rejected) and CRM_APPLICATION_ID.`;
     case "not_found":
-      return error.operation === "recommend"
-        ? `${base} No active recommendation slot matches this slot_key (inactive or temporarily saved slots do not answer), or CRM_APPLICATION_ID is wrong. Check slot_key in the console.`
-        : `${base} Check the ID: campaign IDs come from campaign_metrics (campaigns[]._id), job IDs from start_export or check_export without job_id; also check CRM_APPLICATION_ID.`;
+      return notFoundText(error, context);
     case "cache_not_ready":
-      return `${base} The recommendation candidate cache is not ready yet (temporary); retry recommend_products in a minute.`;
+      return `the recommendation candidate cache is not ready yet${http}; this is temporary. Retry recommend_products in a minute.`;
     case "engine_error":
-      return `${base} The recommendation engine had a temporary error that persisted after retries; retry shortly.`;
+      return `the recommendation engine had a temporary error${http} that persisted after retries; retry shortly.`;
     case "limit_exceeded":
-      return `${base} Next: call start_export for shorter from/to ranges (e.g. one week or month each); campaign_metrics with include_tasks shows the rounds and sends per period.`;
+      return `the campaign range is too large to export: over 2,000,000 sends or more than 120 rounds${http}. Next: call start_export for shorter from/to ranges and split the period into several jobs${splitSuggestion(context)}; campaign_metrics with include_tasks shows the rounds and sends per period.`;
     case "resource_not_ready":
-      return `${base} No round in this range has finished performance aggregation yet. Retry after aggregation finishes, or choose a range with older rounds.`;
-    case "bad_request":
-      return `${base} The service rejected the request as malformed; check the IDs and dates and call again.`;
+      return `no round in this range has finished performance aggregation yet${http}. Retry after aggregation finishes, or choose a range with older rounds.`;
+    case "bad_request": {
+      const said = serviceDetail(error.detail);
+      return `the service rejected the request as missing or malformed${http}${said === undefined ? "" : `; it said: ${said}`}. Check the IDs and dates and call again.`;
+    }
     case "rate_limited": {
-      const retry = (error as RateLimitedError).retryAfterMs;
+      const retry = error.retryAfterMs;
       const when =
         retry === undefined
           ? "in up to 10 minutes"
           : `at ${new Date(Date.now() + retry).toISOString()} (in ${Math.ceil(retry / 1000)}s)`;
-      return `${base} The service allows 10 export creations per 10 minutes; the next creation is possible ${when}. Meanwhile check_export lists existing jobs that may be reused.`;
+      return error.operation === "create_export_job"
+        ? `the service refused another export job${http}: it allows 10 creations per 10 minutes. The next creation is possible ${when}. Meanwhile check_export lists existing jobs that may be reused.`
+        : `${label} was rate limited by the service${http}; retry ${when}.`;
     }
     case "server_error":
-      return `${base} The service had an internal error that persisted after retries; retry shortly.`;
+      return `${label} failed: the service had an internal error${http} that persisted after retries; retry shortly.`;
     case "network":
-      return error.operation === "create_export_job" && (error as NetworkError).requestSent
-        ? `${base} The connection broke after the request was sent, so the job may exist on the service; check the network and CRM_BASE_URL, then call start_export again (an identical finished job is reused).`
-        : `${base} Could not reach the service: check the network and CRM_BASE_URL / CRM_REALTIME_BASE_URL, then retry shortly.`;
-    case "timeout":
-      return `${base} The service did not answer in time; retry shortly.`;
+    case "timeout": {
+      const sent = error instanceof NetworkError ? error.requestSent : true;
+      if (error.operation === "create_export_job" && sent) {
+        return `${error.message.replace(/\.$/, "")} after the create request was sent, so the service may have created the job, but no job ID came back and the local ledger does not know it: calling start_export again creates another job (one more of the 10 per 10 minutes). Check the network and CRM_BASE_URL first.`;
+      }
+      if (job !== undefined) {
+        return `${error.message.replace(/\.$/, "")}. Export job ${job} itself is fine: ${checkCall} continues (retry shortly).`;
+      }
+      if (error.kind === "timeout") return `${error.message.replace(/\.$/, "")}; retry shortly.`;
+      // A TLS failure's message already names what to check.
+      return error.message.includes("TLS")
+        ? error.message
+        : `${error.message.replace(/\.$/, "")}. Check the network and CRM_BASE_URL / CRM_REALTIME_BASE_URL, then retry shortly.`;
+    }
     case "aborted":
       return "the call was cancelled.";
     case "invalid_response":
-      return `${base} The service's answer did not match the documented format; retry shortly, and report it if it persists.`;
+      return `${error.message.replace(/\.$/, "")}. Retry shortly, and report it if it persists.`;
     case "download_refused": {
       const reason = (error as DownloadRefusedError).reason;
       if (reason === "expired") {
-        return `${base} The download URL has expired (valid 24 hours; re-reading a job does not renew it). Create a new job with start_export and "force": true.`;
+        return `the download URL of export job ${job ?? "(this job)"} has expired (URLs are valid 24 hours; re-reading the job does not renew them). Create a new job with start_export and "force": true.`;
       }
-      if (reason === "host_not_allowed") {
-        return `${base} The download host is not allowed: add it to CRM_DOWNLOAD_HOSTS if it is the service's file host.`;
-      }
+      // The client's message names the host or size and the setting to change.
+      const then =
+        job === undefined
+          ? ""
+          : ` The job itself is fine: after that change, ${checkCall} downloads it.`;
+      if (reason === "host_not_allowed") return `${error.message}${then}`;
       if (reason === "too_large")
-        return `${base} Raise CRM_MAX_DOWNLOAD_MB or export a shorter period.`;
-      return `${base} The download URL was refused for safety; create a new job with start_export and "force": true, and report it if it persists.`;
+        return `${error.message.replace(/\.$/, "")}: raise CRM_MAX_DOWNLOAD_MB, or export a shorter period.${then}`;
+      return `${error.message.replace(/\.$/, "")}. Create a new job with start_export and "force": true, and report it if it persists.`;
     }
     case "download_failed":
-      return `${base} The download did not complete; call check_export with this job_id again to retry the download while the URL is valid.`;
+      return `${error.message.replace(/\.$/, "")}. The file was not saved; ${checkCall} retries the download while the URL is valid (24 hours).`;
   }
+}
+
+function notFoundText(error: ApiError, context: ExportContext): string {
+  switch (error.operation) {
+    case "recommend":
+      return "no active recommendation slot matches this slot_key (inactive or temporarily saved slots do not answer), or CRM_APPLICATION_ID is wrong. Check slot_key in the console.";
+    case "get_export_job":
+    case "download_export":
+      return `export job ${context.jobId ?? ""} was not found on the service (a wrong job_id, another application's job, or a service that lost its jobs). check_export without job_id lists known jobs; create a new job with start_export and "force": true.`;
+    case "campaign_metrics":
+      return "the application was not found on the service. Check CRM_APPLICATION_ID.";
+    case "create_export_job":
+      return context.type === "scenario_daily_metrics"
+        ? `scenario ${context.targetId ?? ""} was not found in this application. Scenario IDs come from the service console (the scenario's page); check scenario_id and CRM_APPLICATION_ID.`
+        : `campaign ${context.targetId ?? ""} was not found in this application. Campaign IDs come from campaign_metrics (campaigns[]._id); check campaign_id and CRM_APPLICATION_ID.`;
+  }
+}
+
+/** Two concrete halves of a known range, so the model can split without date arithmetic. */
+function splitSuggestion(context: ExportContext): string {
+  const { fromDate, toDate, targetId } = context;
+  if (fromDate === undefined || toDate === undefined) {
+    return " (give both from and to)";
+  }
+  const from = DateTime.fromISO(fromDate, { zone: "utc" });
+  const to = DateTime.fromISO(toDate, { zone: "utc" });
+  const days = Math.round(to.diff(from, "days").days);
+  if (!from.isValid || !to.isValid || days < 1) return " (one day cannot be split further)";
+  const firstEnd = from.plus({ days: Math.floor(days / 2) });
+  const call = (a: DateTime, b: DateTime) =>
+    callHint("start_export", {
+      type: "campaign_event_data",
+      campaign_id: targetId,
+      from: a.toISODate(),
+      to: b.toISODate(),
+    });
+  return `, e.g. ${call(from, firstEnd)} and ${call(firstEnd.plus({ days: 1 }), to)} (split again if one still fails)`;
+}
+
+/** The service's own words on a 400, redacted and shortened: they often say what to change. */
+function serviceDetail(detail: string | undefined): string | undefined {
+  if (detail === undefined) return undefined;
+  let text = detail;
+  try {
+    const json: unknown = JSON.parse(detail);
+    if (typeof json === "object" && json !== null) {
+      const record = json as Record<string, unknown>;
+      const message = [record.message, record.error_description, record.detail, record.error].find(
+        (v): v is string => typeof v === "string" && v.trim() !== "",
+      );
+      if (message !== undefined) text = message;
+    }
+  } catch {
+    // Not JSON: the text itself.
+  }
+  const flat = redact(text).replace(/\s+/g, " ").trim();
+  if (flat === "") return undefined;
+  return `"${flat.length > DETAIL_SHOWN ? `${flat.slice(0, DETAIL_SHOWN)}…` : flat}"`;
 }

@@ -1,3 +1,5 @@
+import type { ApiError } from "../api/errors.js";
+
 /**
  * Errors the tools throw besides the API client's ApiError family and DateInputError. Their
  * messages are written for the model: what happened and what to change.
@@ -38,4 +40,28 @@ export class ExportJobFailedError extends Error {
 /** The MCP request was cancelled while we were waiting. */
 export class ToolCancelledError extends Error {
   override name = "ToolCancelledError";
+}
+
+/** What the export tools knew when an API call failed, so the error text can be specific. */
+export interface ExportContext {
+  /** Set once the job exists: the text must then name it and say how to continue. */
+  jobId?: string | undefined;
+  type?: "campaign_event_data" | "scenario_daily_metrics" | undefined;
+  /** The campaign or scenario ID requested. */
+  targetId?: string | undefined;
+  /** Inclusive dates in the app's zone, when given. */
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+}
+
+/** An API failure inside start_export or check_export, with what the tool knew at the time. */
+export class ExportCallError extends Error {
+  override name = "ExportCallError";
+  readonly apiError: ApiError;
+  readonly context: ExportContext;
+  constructor(apiError: ApiError, context: ExportContext) {
+    super(apiError.message, { cause: apiError });
+    this.apiError = apiError;
+    this.context = context;
+  }
 }

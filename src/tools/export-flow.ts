@@ -1,7 +1,16 @@
 import type { ResourceLink } from "@modelcontextprotocol/server";
+import { DateTime } from "luxon";
+import { ApiError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
-import { ExportJobFailedError, ToolCancelledError } from "./errors.js";
+import { log } from "../log.js";
+import { errorText } from "./error-result.js";
+import {
+  ExportCallError,
+  type ExportContext,
+  ExportJobFailedError,
+  ToolCancelledError,
+} from "./errors.js";
 import { callHint, formatBytes } from "./format.js";
 import { MAX_WAIT_SECONDS } from "./params.js";
 import type { ToolCall, ToolRuntime } from "./tool.js";
@@ -26,6 +35,22 @@ export interface WaitOutcome {
   /** True when wait_seconds ran out before the job finished. */
   timedOut: boolean;
   polls: number;
+  /** The last temporary poll failure, when the wait ran out after one. */
+  problem?: ApiError | undefined;
+}
+
+/** Progress values of one call, always increasing (MCP requires it) across wait and download. */
+const progressSteps = new WeakMap<ToolCall, number>();
+
+export function reportProgress(call: ToolCall, message: string): Promise<void> {
+  const step = (progressSteps.get(call) ?? 0) + 1;
+  progressSteps.set(call, step);
+  return call.progress(step, message);
+}
+
+/** A failure that polling again later may cure (the client has already retried it). */
+function isTemporary(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.transient && error.kind !== "aborted";
 }
 
 /**
@@ -44,17 +69,28 @@ export async function waitForJob(
   const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
   let current = job;
   let polls = 0;
+  let problem: ApiError | undefined;
   while (!isTerminal(current.status)) {
     const last = runtime.lastPolledAt.get(current._id) ?? 0;
     const nextPollAt = Math.max(Date.now(), last + intervalMs);
-    if (nextPollAt > deadline) return { job: current, timedOut: true, polls };
+    if (nextPollAt > deadline) return { job: current, timedOut: true, polls, problem };
     await sleep(nextPollAt - Date.now(), call.signal);
     runtime.lastPolledAt.set(current._id, Date.now());
-    current = await api.getExportJob(current._id, { signal: call.signal, deadline });
     polls += 1;
+    try {
+      current = await api.getExportJob(current._id, { signal: call.signal, deadline });
+      problem = undefined;
+    } catch (error) {
+      // The job exists and its creation is spent: a passing failure must not lose it.
+      if (!isTemporary(error) || call.signal.aborted) throw error;
+      // Our own deadline cutting a retry short says less than the failure before it.
+      problem = error.kind === "timeout" && problem !== undefined ? problem : error;
+      log.info("export poll failed; will poll again", { job_id: current._id, kind: error.kind });
+      continue;
+    }
     await runtime.ledger.updateJob(current);
     const elapsed = Math.round((Date.now() - (deadline - waitSeconds * 1000)) / 1000);
-    await call.progress(polls, `Export job ${current._id}: ${current.status} after ${elapsed}s`);
+    await reportProgress(call, `Export job ${current._id}: ${current.status} after ${elapsed}s`);
   }
   return { job: current, timedOut: false, polls };
 }
@@ -106,7 +142,7 @@ export async function ensureDownloaded(
     await runtime.ledger.updateJob(source);
   }
   // The client refuses an expired URL (DownloadRefusedError "expired") by its own clock.
-  await call.progress(1, `Downloading the file of export job ${job._id}`);
+  await reportProgress(call, `Downloading the file of export job ${job._id}`);
   const file = await api.downloadExport(source, { signal: call.signal });
   await runtime.ledger.recordDownload(job._id, file.path, file.bytes);
   return describeDownload(job, file.path, file.bytes);
@@ -122,7 +158,7 @@ function describeDownload(job: ExportJob, path: string, bytes: number): Download
       uri: exportResourceUri(job._id),
       name: `${job.file_name ?? job._id}.${ext}`,
       mimeType: mimeTypeFor(ext),
-      description: `${job.type} export (${formatBytes(bytes)}) at ${path}`,
+      description: `${job.type} export (${formatBytes(bytes)})`,
     },
   };
 }
@@ -149,25 +185,52 @@ export function assertNotFailed(job: ExportJob): void {
 export interface JobResult {
   job: ExportJob;
   done: boolean;
+  /** The exported range as inclusive calendar dates in the app's zone (absent: no limit). */
+  from_date?: string;
+  to_date?: string;
   file_path?: string;
   file_bytes?: number;
   resource_uri?: string;
-  next_step?: string;
+  /** A temporary failure after the job was created; the job is intact, next_step continues. */
+  error?: string;
+  next_step: string;
 }
 
-export function jobResult(job: ExportJob, download: DownloadInfo | undefined): JobResult {
-  const result: JobResult = { job: safeJob(job), done: isTerminal(job.status) };
+export function jobResult(
+  job: ExportJob,
+  download: DownloadInfo | undefined,
+  zone: string,
+  problem?: unknown,
+): JobResult {
+  const result: JobResult = {
+    job: safeJob(job),
+    done: isTerminal(job.status) && download !== undefined,
+    next_step:
+      download !== undefined
+        ? callHint("summarize_export", { job_id: job._id })
+        : callHint("check_export", { job_id: job._id, wait_seconds: 30 }),
+  };
+  const fromDate = zoneDate(job.from, zone);
+  const toDate = zoneDate(job.to, zone);
+  if (fromDate !== undefined) result.from_date = fromDate;
+  if (toDate !== undefined) result.to_date = toDate;
   if (download !== undefined) {
     result.file_path = download.path;
     result.file_bytes = download.bytes;
     result.resource_uri = download.link.uri;
-  } else if (!isTerminal(job.status)) {
-    result.next_step = callHint("check_export", { job_id: job._id, wait_seconds: 30 });
   }
+  if (problem !== undefined) result.error = errorText(problem, "the export");
   return result;
 }
 
-/** A few lines describing the job for the model. */
+/** The calendar date of an API instant (spec 2.3: ISO 8601) in the app's zone. */
+function zoneDate(instant: string | undefined, zone: string): string | undefined {
+  if (instant === undefined) return undefined;
+  const at = DateTime.fromISO(instant, { setZone: true });
+  return at.isValid ? (at.setZone(zone).toISODate() ?? undefined) : undefined;
+}
+
+/** A few lines describing the job for the model; the file path appears once. */
 export function describeJob(result: JobResult): string {
   const job = result.job;
   const target =
@@ -175,20 +238,77 @@ export function describeJob(result: JobResult): string {
       ? `campaign ${job.campaign_id}`
       : `scenario ${job.scenario_id}`;
   const range =
-    job.from === undefined && job.to === undefined
+    result.from_date === undefined && result.to_date === undefined
       ? "all rounds"
-      : `${job.from ?? "…"} to ${job.to ?? "…"}`;
+      : `${result.from_date ?? "…"} to ${result.to_date ?? "…"} inclusive`;
   const lines = [
     `Export job \`${job._id}\`: **${job.status}** (${job.type}, ${target}, ${range}).`,
   ];
+  if (result.error !== undefined) lines.push(result.error);
   if (result.file_path !== undefined) {
+    lines.push(`File: ${result.file_path} (${formatBytes(result.file_bytes ?? 0)}).`);
+    lines.push(`Next: ${result.next_step}`);
+  } else {
     lines.push(
-      `File: ${result.file_path} (${formatBytes(result.file_bytes ?? 0)}), resource ${result.resource_uri}. Next: summarize_export {"job_id": "${job._id}"}.`,
+      `${result.error === undefined ? "Not finished yet" : "The job is intact"}. Next: ${result.next_step}`,
     );
-  } else if (result.next_step !== undefined) {
-    lines.push(`Not finished yet. Next: ${result.next_step}`);
   }
   return lines.join("\n");
+}
+
+export interface FollowOutcome {
+  job: ExportJob;
+  timedOut: boolean;
+  download?: DownloadInfo | undefined;
+  /** A temporary failure met after the job existed; the result carries it with next_step. */
+  problem?: ExportCallError | undefined;
+}
+
+/**
+ * Waits for a job that exists and downloads its file. A temporary failure (poll 500s, a cut
+ * download) becomes part of a normal result, because the job and its spent creation must stay
+ * in the model's hands; a lasting one is thrown with the job's ID attached.
+ */
+export async function followJob(
+  runtime: ToolRuntime,
+  job: ExportJob,
+  waitSeconds: number,
+  call: ToolCall,
+  context: ExportContext,
+): Promise<FollowOutcome> {
+  let current = job;
+  let timedOut = false;
+  const withJob = { ...context, jobId: job._id };
+  try {
+    if (waitSeconds > 0 && !isTerminal(current.status)) {
+      const outcome = await waitForJob(runtime, current, waitSeconds, call);
+      current = outcome.job;
+      timedOut = outcome.timedOut;
+      if (outcome.problem !== undefined)
+        return {
+          job: current,
+          timedOut,
+          problem: new ExportCallError(outcome.problem, withJob),
+        };
+    }
+    assertNotFailed(current);
+    if (current.status !== "completed") return { job: current, timedOut };
+    const download = await ensureDownloaded(
+      runtime,
+      current,
+      call,
+      await runtime.ledger.get(current._id),
+    );
+    return { job: current, timedOut, download };
+  } catch (error) {
+    if (isTemporary(error) && !call.signal.aborted) {
+      return { job: current, timedOut, problem: new ExportCallError(error, withJob) };
+    }
+    if (error instanceof ApiError && error.kind !== "aborted") {
+      throw new ExportCallError(error, withJob);
+    }
+    throw error;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

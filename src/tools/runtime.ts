@@ -1,13 +1,14 @@
 import type { CrmApi } from "../api/types.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
-import { JobLedger } from "../ledger/ledger.js";
+import { JobLedger, ledgerScope } from "../ledger/ledger.js";
 import type { EmbeddedSandbox } from "../sandbox-mode.js";
 import type { ToolRuntime } from "./tool.js";
 
 export interface RuntimeDeps {
   /** A ready client (tests); otherwise built from the config, or from the embedded sandbox. */
   api?: CrmApi;
+  /** The service's clock (tests against a sandbox pinned to a date); also the client's. */
   now?: () => number;
 }
 
@@ -24,6 +25,8 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   let catalogPromise: Promise<ProductCatalog | undefined> | undefined;
   const pinnedNow = config.sandbox.now === undefined ? undefined : Date.parse(config.sandbox.now);
   const startedAt = Date.now();
+  /** Set once the embedded sandbox runs: from then on its clock is the data's clock. */
+  let sandboxNow: (() => number) | undefined;
 
   const connect = () => {
     apiPromise ??= (async () => {
@@ -31,10 +34,14 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       if (sandboxMode) {
         const { startEmbeddedSandbox } = await import("../sandbox-mode.js");
         const embedded = await startEmbeddedSandbox(config);
+        sandboxNow = embedded.now;
         return { api: embedded.api, close: () => embedded.close(), embedded };
       }
       const { createApiClient, apiClientOptionsFromConfig } = await import("../api/client.js");
-      const client = createApiClient(apiClientOptionsFromConfig(config));
+      // A test's pinned service clock also judges download-URL expiry.
+      const client = createApiClient(
+        apiClientOptionsFromConfig(config, deps.now === undefined ? {} : { now: deps.now }),
+      );
       return { api: client, close: () => client.close() };
     })();
     // A failed start (e.g. a port problem) is retried on the next call rather than cached.
@@ -44,10 +51,24 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     return apiPromise;
   };
 
+  const now = () => {
+    if (deps.now !== undefined) return deps.now();
+    if (sandboxNow !== undefined) return sandboxNow();
+    // The sandbox's data lies before its pinned "now"; default windows follow that clock.
+    return sandboxMode && pinnedNow !== undefined
+      ? pinnedNow + (Date.now() - startedAt)
+      : Date.now();
+  };
+  // Jobs, budget and reuse are per service and application; the sandbox has its own scope.
+  const scope = sandboxMode
+    ? ledgerScope("sandbox", undefined)
+    : ledgerScope(config.baseUrl ?? "", config.applicationId);
+
   return {
     config,
     sandbox: sandboxMode,
-    ledger: new JobLedger(config.dataDir, config.exportBudget),
+    // The ledger compares with the service's timestamps (URL expiry, job creation): same clock.
+    ledger: new JobLedger(config.dataDir, config.exportBudget, now, scope),
     lastPolledAt: new Map(),
     async api() {
       return (await connect()).api;
@@ -64,13 +85,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       });
       return catalogPromise;
     },
-    now() {
-      if (deps.now !== undefined) return deps.now();
-      // The sandbox's data lies before its pinned "now"; default windows follow that clock.
-      return sandboxMode && pinnedNow !== undefined
-        ? pinnedNow + (Date.now() - startedAt)
-        : Date.now();
-    },
+    now,
     async close() {
       const started = apiPromise;
       apiPromise = undefined;

@@ -1,22 +1,23 @@
+import { DateTime } from "luxon";
 import { z } from "zod";
 import { resolveExportRange } from "../api/dates.js";
-import { RateLimitedError } from "../api/errors.js";
+import { ApiError, NotFoundError, RateLimitedError } from "../api/errors.js";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
-import { ExportBudgetError, ToolInputError } from "./errors.js";
+import type { LedgerEntry } from "../ledger/ledger.js";
+import {
+  ExportBudgetError,
+  ExportCallError,
+  type ExportContext,
+  ToolInputError,
+} from "./errors.js";
 import {
   budgetForOutput,
   budgetOutput,
   checkWaitSeconds,
   describeBudget,
 } from "./export-common.js";
-import {
-  assertNotFailed,
-  type DownloadInfo,
-  describeJob,
-  ensureDownloaded,
-  jobResult,
-  waitForJob,
-} from "./export-flow.js";
+import { describeJob, followJob, jobResult, pollOnce } from "./export-flow.js";
+import { formatBytes } from "./format.js";
 import {
   DEFAULT_WAIT_SECONDS,
   dateParam,
@@ -25,9 +26,10 @@ import {
   resultBase,
   waitSecondsParam,
 } from "./params.js";
-import { defineTool } from "./tool.js";
+import { defineTool, type ToolCall, type ToolRuntime } from "./tool.js";
 
-const inputSchema = z.object({
+// Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
+const inputSchema = z.strictObject({
   type: exportTypeParam,
   campaign_id: z
     .string()
@@ -59,9 +61,25 @@ const outputSchema = z.object({
   file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
   file_bytes: z.number().optional(),
   resource_uri: z.string().optional().describe("MCP resource URI of the downloaded file."),
+  from_date: z
+    .string()
+    .optional()
+    .describe("First exported date, inclusive, in the app's time zone (absent: no start limit)."),
+  to_date: z
+    .string()
+    .optional()
+    .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
+  error: z
+    .string()
+    .optional()
+    .describe("A temporary failure after the job was created; the job is intact, see next_step."),
   reused: z
     .boolean()
     .describe("true when an identical earlier job was reused instead of creating one."),
+  reused_created_at: z
+    .string()
+    .optional()
+    .describe("When the reused job was created: its data is as of then."),
   budget: budgetOutput,
 });
 
@@ -84,33 +102,33 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
   },
   async handler(args, runtime, call) {
     const waitSeconds = checkWaitSeconds(args.wait_seconds) ?? DEFAULT_WAIT_SECONDS;
-    const { request, key } = buildRequest(args, runtime.config.timeZone);
+    const { request, key, context, rangeEndsAt } = buildRequest(args, runtime.config.timeZone);
+    const force = args.force === true;
 
     let job: ExportJob | undefined;
-    let reused = false;
+    let reusedCreatedAt: string | undefined;
     let note = "";
-    let entry = args.force === true ? undefined : await runtime.ledger.findReusable(key);
-    if (entry !== undefined) {
-      job = entry.job;
-      reused = true;
-      note = `Answered from the local ledger: identical job ${entry.job_id} (created ${entry.requested_at}) is completed and its file or URL is still valid. Pass "force": true for a new job.`;
-    } else if (args.force !== true) {
-      const pending = (await runtime.ledger.list(50)).find(
-        (e) => e.request_key === key && (e.status === "triggered" || e.status === "processing"),
-      );
+    const reusable = force ? undefined : await runtime.ledger.findReusable(key, { rangeEndsAt });
+    if (reusable !== undefined) {
+      job = reusable.job;
+      reusedCreatedAt = reusable.job.created_at ?? reusable.requested_at;
+      note = `Answered from the local ledger: identical job ${reusable.job_id} (created ${reusedCreatedAt}) is completed and its file or URL is still valid. Pass "force": true for a new job with fresh data.`;
+    } else if (!force) {
+      const pending = await runningJob(runtime, key, call);
       if (pending !== undefined) {
-        entry = pending;
         job = pending.job;
-        reused = true;
-        note = `An identical job ${pending.job_id} (created ${pending.requested_at}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
+        reusedCreatedAt = pending.job.created_at ?? pending.requested_at;
+        note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
       }
     }
 
     if (job === undefined) {
-      const budget = await runtime.ledger.budgetStatus();
-      if (!budget.allowed && budget.nextSlotAt !== undefined) {
+      // Checked and counted in one locked step, so parallel calls cannot overdraw the budget.
+      const reservation = await runtime.ledger.reserveCreate();
+      const budget = reservation.status;
+      if (!reservation.reserved && budget.nextSlotAt !== undefined) {
         const at = new Date(budget.nextSlotAt).toISOString();
-        const seconds = Math.ceil((budget.nextSlotAt - Date.now()) / 1000);
+        const seconds = Math.max(0, Math.ceil((budget.nextSlotAt - runtime.now()) / 1000));
         throw new ExportBudgetError(
           budget.serverRateLimited
             ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
@@ -120,56 +138,84 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         );
       }
       const api = await runtime.api();
-      await runtime.ledger.recordCreateCall();
       try {
         job = await api.createExportJob(request, { signal: call.signal });
       } catch (error) {
         if (error instanceof RateLimitedError)
           await runtime.ledger.recordRateLimit(error.retryAfterMs);
+        if (error instanceof ApiError) throw new ExportCallError(error, context);
         throw error;
       }
       runtime.lastPolledAt.set(job._id, Date.now());
-      entry = await runtime.ledger.recordCreated(request, key, job);
+      await runtime.ledger.recordCreated(request, key, job);
     }
 
-    let current = job;
-    let timedOut = false;
-    if (waitSeconds > 0 && current.status !== "completed" && current.status !== "failed") {
-      const outcome = await waitForJob(runtime, current, waitSeconds, call);
-      current = outcome.job;
-      timedOut = outcome.timedOut;
-    }
-    assertNotFailed(current);
-    let download: DownloadInfo | undefined;
-    if (current.status === "completed") {
-      download = await ensureDownloaded(
-        runtime,
-        current,
-        call,
-        await runtime.ledger.get(current._id),
-      );
-    }
-    const result = jobResult(current, download);
+    const outcome = await followJob(runtime, job, waitSeconds, call, context);
+    const current = outcome.job;
+    const result = jobResult(current, outcome.download, runtime.config.timeZone, outcome.problem);
     const budget = await runtime.ledger.budgetStatus();
-    const summary = download
-      ? `Export ${current._id} completed${reused ? " (reused)" : ""}; file at ${download.path}.`
-      : `Export ${current._id} is ${current.status}${timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
+    const reused = reusedCreatedAt !== undefined;
+    const summary = outcome.download
+      ? `Export ${current._id} completed${reused ? " (reused)" : ""}; ${formatBytes(outcome.download.bytes)} saved.`
+      : outcome.problem !== undefined
+        ? `Export ${current._id} is ${current.status}; a temporary error interrupted it, call check_export to continue.`
+        : `Export ${current._id} is ${current.status}${outcome.timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
     const text = [note, describeJob(result), describeBudget(budget)]
       .filter((l) => l !== "")
       .join("\n");
     return {
-      structured: { summary, ...result, reused, budget: budgetForOutput(budget) },
+      structured: {
+        summary,
+        ...result,
+        reused,
+        ...(reusedCreatedAt === undefined ? {} : { reused_created_at: reusedCreatedAt }),
+        budget: budgetForOutput(budget),
+      },
       text,
-      links: download === undefined ? [] : [download.link],
+      links: outcome.download === undefined ? [] : [outcome.download.link],
     };
   },
 });
+
+/**
+ * The ledger's unfinished job for the same request, if the service still has it. The service is
+ * asked first: after a restart (or a lost sandbox) the entry may be stale, and reusing it would
+ * answer "not found" or "still running" for a job that no longer exists.
+ */
+async function runningJob(
+  runtime: ToolRuntime,
+  key: string,
+  call: ToolCall,
+): Promise<LedgerEntry | undefined> {
+  const pending = (await runtime.ledger.list(50)).find(
+    (e) =>
+      e.request_key === key &&
+      e.lost_at === undefined &&
+      (e.status === "triggered" || e.status === "processing"),
+  );
+  if (pending === undefined) return undefined;
+  try {
+    const fresh = await pollOnce(runtime, pending.job_id, call);
+    if (fresh === undefined) return pending;
+    // Finished meanwhile: a completed job is used as is, a failed one needs a new job.
+    if (fresh.status === "failed") return undefined;
+    return { ...pending, job: fresh, status: fresh.status };
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      await runtime.ledger.markLost(pending.job_id);
+      return undefined;
+    }
+    // A temporary failure: the job most likely still runs; the wait polls it again.
+    if (error instanceof ApiError && error.transient) return pending;
+    throw error;
+  }
+}
 
 /** Validates the inputs against spec 4.2 and builds the request and its dedupe key. */
 function buildRequest(
   args: z.output<typeof inputSchema>,
   zone: string,
-): { request: CreateExportJobRequest; key: string } {
+): { request: CreateExportJobRequest; key: string; context: ExportContext; rangeEndsAt?: number } {
   const blank = (v: string | undefined) =>
     v === undefined || v.trim() === "" ? undefined : v.trim();
   const campaignId = blank(args.campaign_id);
@@ -197,6 +243,13 @@ function buildRequest(
     return {
       request,
       key: ["campaign_event_data", campaignId, range.fromDate ?? "", range.toDate ?? ""].join("|"),
+      context: {
+        type: "campaign_event_data",
+        targetId: campaignId,
+        fromDate: range.fromDate,
+        toDate: range.toDate,
+      },
+      rangeEndsAt: dayEnd(range.toDate, zone),
     };
   }
   if (scenarioId === undefined) {
@@ -230,5 +283,18 @@ function buildRequest(
       to: range.to,
     },
     key: ["scenario_daily_metrics", scenarioId, range.fromDate, range.toDate].join("|"),
+    context: {
+      type: "scenario_daily_metrics",
+      targetId: scenarioId,
+      fromDate: range.fromDate,
+      toDate: range.toDate,
+    },
+    rangeEndsAt: dayEnd(range.toDate, zone),
   };
+}
+
+/** Epoch ms of the end of an inclusive `to` date in the app's zone. */
+function dayEnd(date: string | undefined, zone: string): number | undefined {
+  if (date === undefined) return undefined;
+  return DateTime.fromISO(date, { zone }).plus({ days: 1 }).startOf("day").toMillis();
 }

@@ -89,7 +89,12 @@ describe("start_export and check_export", () => {
     expect(r.isError).toBeFalsy();
     const job = r.structured.job as Record<string, string>;
     expect(job.status).toBe("triggered");
-    expect(job.from).toBe("2026-11-01T00:00:00.000+09:00");
+    // The API gives UTC instants (spec 2.3); the result adds the inclusive dates in KST.
+    expect(Date.parse(job.from ?? "")).toBe(Date.parse("2026-11-01T00:00:00+09:00"));
+    expect(r.structured.from_date).toBe("2026-11-01");
+    expect(r.structured.to_date).toBe("2026-11-15");
+    expect(r.text).toContain("2026-11-01 to 2026-11-15 inclusive");
+    expect(r.text).not.toContain("T00:00:00");
     const next = `check_export {"job_id":"${job._id}","wait_seconds":30}`;
     expect(r.structured.next_step).toBe(next);
     expect(r.text).toContain(next);

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { mapHttpError } from "../../src/api/error-mapping.js";
+import {
+  DownloadRefusedError,
+  LimitExceededError,
+  NetworkError,
+  NotFoundError,
+} from "../../src/api/errors.js";
+import { errorText } from "../../src/tools/error-result.js";
+import { ExportCallError } from "../../src/tools/errors.js";
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+describe("error texts say each fact and instruction once", () => {
+  it("recommend not-found names the slot problem once", () => {
+    const error = mapHttpError({ operation: "recommend", status: 404, body: "", now: 0 });
+    const text = errorText(error, "recommend_products");
+    expect(count(text.toLowerCase(), "no active recommendation slot")).toBe(1);
+    expect(count(text.toLowerCase(), "check slot_key")).toBe(1);
+    expect(count(text, "CRM_APPLICATION_ID")).toBe(1);
+  });
+
+  it("a 429 on create gives one instruction and the time", () => {
+    const error = mapHttpError({
+      operation: "create_export_job",
+      status: 429,
+      body: "",
+      retryAfter: "60",
+      now: Date.now(),
+    });
+    const text = errorText(error, "start_export");
+    expect(count(text, "Try again")).toBe(0);
+    expect(text).toMatch(/next creation is possible at \d{4}-/);
+  });
+
+  it("a host not allowed names the setting once and the job to continue with", () => {
+    const refused = new DownloadRefusedError(
+      "Refused to download from https://x.example.net/f: host x.example.net is not allowed. Add it to CRM_DOWNLOAD_HOSTS if it is the service's file host.",
+      { operation: "download_export", reason: "host_not_allowed" },
+    );
+    const text = errorText(new ExportCallError(refused, { jobId: "exp_9" }), "start_export");
+    expect(count(text, "CRM_DOWNLOAD_HOSTS")).toBe(1);
+    expect(text).toContain('check_export {"job_id":"exp_9"}');
+  });
+
+  it("a network break after sending the create never promises reuse", () => {
+    const error = new NetworkError("Creating the export job failed: could not reach the service.", {
+      operation: "create_export_job",
+      requestSent: true,
+    });
+    const text = errorText(error, "start_export");
+    expect(text).not.toMatch(/reused/);
+    expect(text).toContain("creates another job");
+  });
+
+  it("LimitExceeded with a known range suggests two concrete halves", () => {
+    const error = new LimitExceededError("too large", {
+      operation: "create_export_job",
+      status: 400,
+      code: "LimitExceeded",
+    });
+    const text = errorText(
+      new ExportCallError(error, {
+        type: "campaign_event_data",
+        targetId: "cmp_1",
+        fromDate: "2026-10-01",
+        toDate: "2026-10-31",
+      }),
+      "start_export",
+    );
+    expect(text).toContain('"from":"2026-10-01","to":"2026-10-16"');
+    expect(text).toContain('"from":"2026-10-17","to":"2026-10-31"');
+  });
+
+  it("not-found of a scenario export points at scenario IDs, not campaign_metrics", () => {
+    const error = new NotFoundError("not found", { operation: "create_export_job", status: 400 });
+    const text = errorText(
+      new ExportCallError(error, { type: "scenario_daily_metrics", targetId: "scn_1" }),
+      "start_export",
+    );
+    expect(text).toContain("scenario scn_1");
+    expect(text).not.toContain("campaign_metrics");
+  });
+});
