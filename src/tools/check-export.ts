@@ -9,7 +9,7 @@ import {
   describeBudget,
 } from "./export-common.js";
 import { describeJob, followJob, jobResult, pollOnce } from "./export-flow.js";
-import { formatBytes, table, truncate } from "./format.js";
+import { callHint, formatBytes, table, truncate } from "./format.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,
@@ -140,6 +140,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
       return {
         structured: {
           summary: `${total} export job(s) in the local ledger; ${jobs.length} listed.`,
+          next_step: listNextStep(jobs),
           jobs,
           total_jobs: total,
           budget,
@@ -200,3 +201,15 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     };
   },
 });
+
+/** The most useful follow-up for a listing: finish a running job, else analyse the newest file. */
+function listNextStep(
+  jobs: Array<{ job_id: string; status: string; file_path?: string | undefined }>,
+): string {
+  const running = jobs.find((j) => j.status === "triggered" || j.status === "processing");
+  if (running !== undefined)
+    return callHint("check_export", { job_id: running.job_id, wait_seconds: 30 });
+  const withFile = jobs.find((j) => j.file_path !== undefined);
+  if (withFile !== undefined) return callHint("summarize_export", { job_id: withFile.job_id });
+  return 'start_export {"type": "campaign_event_data", "campaign_id": "<_id from campaign_metrics>"}';
+}

@@ -109,6 +109,12 @@ describe("start_export and check_export", () => {
     const jobs = list.structured.jobs as Array<Record<string, unknown>>;
     expect(jobs.length).toBeGreaterThanOrEqual(3);
     expect(jobs[0]?.type).toBe("scenario_daily_metrics");
+    // The forced job of the first test was left running: the listing's next step finishes it.
+    const running = jobs.find((j) => j.status === "triggered" || j.status === "processing");
+    expect(running).toBeDefined();
+    expect(list.structured.next_step).toBe(
+      `check_export {"job_id":"${running?.job_id}","wait_seconds":30}`,
+    );
     const restarted = await h.restart();
     const again = (await restarted.callTool({ name: "check_export", arguments: {} })) as {
       structuredContent: { jobs: unknown[] };
