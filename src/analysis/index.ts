@@ -14,7 +14,7 @@ export interface SummarizeOptions {
   /** The application's time zone, named in the timing figures (the file's times are local). */
   timeZone?: string;
   signal?: AbortSignal;
-  /** Largest file accepted, in bytes. Default: 2 GiB for CSV, 50 MiB for XLSX. */
+  /** Largest file accepted, in bytes. Default: 2 GiB for CSV; XLSX: never above 50 MiB. */
   maxBytes?: number;
 }
 
@@ -52,7 +52,12 @@ export async function summarizeFile(
       "unsupported_file",
     );
   }
-  const cap = options.maxBytes ?? (ext === ".csv" ? DEFAULT_MAX_CSV_BYTES : DEFAULT_MAX_XLSX_BYTES);
+  // A caller's limit (e.g. the download limit) may lower the XLSX cap but never raise it: the
+  // XLSX cap is part of what bounds the memory exceljs uses.
+  const cap =
+    ext === ".csv"
+      ? (options.maxBytes ?? DEFAULT_MAX_CSV_BYTES)
+      : Math.min(options.maxBytes ?? DEFAULT_MAX_XLSX_BYTES, DEFAULT_MAX_XLSX_BYTES);
   if (info.size > cap) {
     throw new AnalysisError(
       `The file is ${info.size} bytes, above the ${cap}-byte limit for ${ext} files. Export a shorter period and summarize the parts.`,

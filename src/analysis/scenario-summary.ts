@@ -1,8 +1,9 @@
 import type ExcelJS from "exceljs";
 import { AnalysisError } from "./errors.js";
+import { safeText } from "./safe-text.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
 import { ratio, round6, twoProportionTest } from "./stats.js";
-import { inspectZip } from "./zip-guard.js";
+import { readCheckedZip, storedZip } from "./zip-guard.js";
 
 /**
  * Scenario XLSX summary (spec 2.5). The zip is checked by zip-guard first; the workbook is then
@@ -54,51 +55,94 @@ function cellNumber(value: CellValue): number {
   return Number.isFinite(n) ? (text.endsWith("%") ? n / 100 : n) : 0;
 }
 
-function rowTexts(sheet: ExcelJS.Worksheet, rowNumber: number): string[] {
-  const row = sheet.getRow(rowNumber);
-  const out: string[] = [];
-  for (let c = 1; c <= row.cellCount; c++) out.push(cellText(row.getCell(c).value));
-  return out;
+/**
+ * Most rows and columns a sheet may have. A daily sheet has one row per day and the summary one
+ * row per message node; anything far larger is not a scenario export, and reading it cell by cell
+ * would only cost memory.
+ */
+export const MAX_SHEET_ROWS = 5000;
+export const MAX_SHEET_COLUMNS = 64;
+
+/** A sheet's existing rows (in row order), each a dense array of its first columns' values. */
+interface Grid {
+  name: string;
+  rows: { r: number; cells: CellValue[] }[];
 }
 
-function findHeaderRow(sheet: ExcelJS.Worksheet, test: (texts: string[]) => boolean): number {
-  const last = Math.min(sheet.rowCount, HEADER_SCAN_ROWS);
-  for (let r = 1; r <= last; r++) if (test(rowTexts(sheet, r))) return r;
+function tooBig(sheet: string, what: string): AnalysisError {
+  return new AnalysisError(
+    `Not a scenario export: sheet ${JSON.stringify(safeText(sheet, 60))} has ${what}, far more than a scenario export holds. Check that the file is a scenario_daily_metrics export.`,
+    "not_scenario_export",
+  );
+}
+
+/** Only rows and cells that exist are visited: a lone cell at row 1,048,576 is one row, not a million. */
+function toGrid(sheet: ExcelJS.Worksheet): Grid {
+  const rows: Grid["rows"] = [];
+  sheet.eachRow({ includeEmpty: false }, (row, r) => {
+    if (rows.length >= MAX_SHEET_ROWS) throw tooBig(sheet.name, `more than ${MAX_SHEET_ROWS} rows`);
+    const cells: CellValue[] = [];
+    row.eachCell({ includeEmpty: false }, (cell, c) => {
+      if (c > MAX_SHEET_COLUMNS)
+        throw tooBig(sheet.name, `cells beyond column ${MAX_SHEET_COLUMNS}`);
+      cells[c - 1] = cell.value;
+    });
+    for (let i = 0; i < cells.length; i++) if (cells[i] === undefined) cells[i] = null;
+    rows.push({ r, cells });
+  });
+  return { name: sheet.name, rows };
+}
+
+function rowTexts(cells: CellValue[]): string[] {
+  return cells.map((v) => cellText(v));
+}
+
+/** Index into grid.rows of the first row (within the first rows) that passes `test`, or -1. */
+function findHeaderRow(grid: Grid, test: (texts: string[]) => boolean): number {
+  for (let i = 0; i < grid.rows.length; i++) {
+    const row = grid.rows[i] as Grid["rows"][number];
+    if (row.r > HEADER_SCAN_ROWS) break;
+    if (test(rowTexts(row.cells))) return i;
+  }
   return -1;
 }
 
 interface DailySheet {
   name: string;
   number: number | null;
-  nodeIdsNearTitle: string[];
+  titleTexts: string[];
   rows: { date: string; values: Record<string, number> }[];
 }
 
-function readDailySheet(sheet: ExcelJS.Worksheet, warnings: string[]): DailySheet | null {
-  const headerRow = findHeaderRow(sheet, (t) => t[0] === "날짜");
-  if (headerRow < 0) return null;
-  const header = rowTexts(sheet, headerRow);
+function readDailySheet(grid: Grid, warnings: string[]): DailySheet | null {
+  const headerIndex = findHeaderRow(grid, (t) => t[0] === "날짜");
+  if (headerIndex < 0) return null;
+  const header = rowTexts((grid.rows[headerIndex] as Grid["rows"][number]).cells);
   const titleTexts: string[] = [];
-  for (let r = 1; r < headerRow; r++)
-    titleTexts.push(...rowTexts(sheet, r).filter((t) => t !== ""));
+  for (let i = 0; i < headerIndex; i++) {
+    titleTexts.push(
+      ...rowTexts((grid.rows[i] as Grid["rows"][number]).cells).filter((t) => t !== ""),
+    );
+  }
   const rows: DailySheet["rows"] = [];
-  for (let r = headerRow + 1; r <= sheet.rowCount; r++) {
-    const row = sheet.getRow(r);
-    const date = cellText(row.getCell(1).value);
+  for (let i = headerIndex + 1; i < grid.rows.length; i++) {
+    const cells = (grid.rows[i] as Grid["rows"][number]).cells;
+    const date = cellText(cells[0] ?? null);
     if (date === "") continue;
     const values: Record<string, number> = {};
-    for (let c = 2; c <= header.length; c++) {
-      const key = header[c - 1];
-      if (key) values[key] = cellNumber(row.getCell(c).value);
+    for (let c = 1; c < header.length; c++) {
+      const key = header[c];
+      if (key) values[key] = cellNumber(cells[c] ?? null);
     }
     rows.push({ date, values });
   }
-  const m = /^#\s*(\d+)/.exec(sheet.name);
-  if (m === null) warnings.push(`Daily sheet "${sheet.name}" has no #number in its name.`);
+  const m = /^#\s*(\d+)/.exec(grid.name);
+  if (m === null)
+    warnings.push(`Daily sheet "${safeText(grid.name, 60)}" has no #number in its name.`);
   return {
-    name: sheet.name,
+    name: grid.name,
     number: m ? Number(m[1]) : null,
-    nodeIdsNearTitle: titleTexts,
+    titleTexts,
     rows: rows.sort((a, b) => a.date.localeCompare(b.date)),
   };
 }
@@ -227,65 +271,109 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
   return out;
 }
 
+/**
+ * The daily sheet of each summary row (by index), or undefined. A sheet whose title area holds a
+ * cell equal to the node ID is that node's; the rest go by the #number in the sheet name. A sheet
+ * is never given to two nodes.
+ */
+function matchDailySheets(
+  rows: { number: number; nodeId: string }[],
+  daily: DailySheet[],
+): (DailySheet | undefined)[] {
+  const used = new Set<DailySheet>();
+  const out: (DailySheet | undefined)[] = rows.map(() => undefined);
+  rows.forEach((row, k) => {
+    if (row.nodeId === "") return;
+    const sheet = daily.find((d) => !used.has(d) && d.titleTexts.includes(row.nodeId));
+    if (sheet) {
+      used.add(sheet);
+      out[k] = sheet;
+    }
+  });
+  rows.forEach((row, k) => {
+    if (out[k] !== undefined) return;
+    const sheet = daily.find((d) => !used.has(d) && d.number === row.number);
+    if (sheet) {
+      used.add(sheet);
+      out[k] = sheet;
+    }
+  });
+  return out;
+}
+
 export async function summarizeScenarioXlsx(
   path: string,
   bytes: number,
   signal?: AbortSignal,
 ): Promise<ScenarioSummary> {
-  await inspectZip(path, bytes, undefined, signal);
+  const parts = await readCheckedZip(path, bytes, undefined, signal);
   // Loaded on demand: exceljs is large, and campaign summaries (the hot path) never need it.
   const { default: excel } = await import("exceljs");
   const workbook = new excel.Workbook();
   try {
-    await workbook.xlsx.readFile(path);
+    // exceljs gets only the parts the guard inflated and counted, never the file itself.
+    // exceljs declares its own ArrayBuffer-like Buffer type; a Node Buffer is what it reads.
+    await workbook.xlsx.load(storedZip(parts) as unknown as ArrayBuffer);
   } catch {
     throw new AnalysisError(
       "The .xlsx file could not be read as a workbook (damaged or not an Excel file). Export the scenario again.",
       "malformed_xlsx",
     );
   }
-  const sheets = workbook.worksheets;
+  parts.clear();
+  const grids = workbook.worksheets.map(toGrid);
   const isSummaryHeader = (t: string[]) =>
     t[0] === "#" && t.includes("채널") && t.includes("메시지 노드 ID");
-  let summarySheet: ExcelJS.Worksheet | undefined;
-  let headerRow = -1;
-  for (const sheet of sheets) {
-    headerRow = findHeaderRow(sheet, isSummaryHeader);
-    if (headerRow > 0) {
-      summarySheet = sheet;
+  let summary: Grid | undefined;
+  let headerIndex = -1;
+  for (const grid of grids) {
+    headerIndex = findHeaderRow(grid, isSummaryHeader);
+    if (headerIndex >= 0) {
+      summary = grid;
       break;
     }
   }
-  if (summarySheet === undefined) {
+  if (summary === undefined) {
     throw new AnalysisError(
       "Not a scenario export: no sheet has the summary header (#, 채널, A/B 테스트 분기, 메시지 노드 ID, then the metric columns). Check that the file is a scenario_daily_metrics export.",
       "not_scenario_export",
     );
   }
-  const header = rowTexts(summarySheet, headerRow);
+  // Header texts become result keys and table headers: made safe once, here.
+  const header = rowTexts((summary.rows[headerIndex] as Grid["rows"][number]).cells).map((h) =>
+    safeText(h, 80),
+  );
   const col = (name: string, fallback: number) => {
     const i = header.indexOf(name);
-    return i >= 0 ? i + 1 : fallback;
+    return i >= 0 ? i : fallback;
   };
-  const cNumber = 1;
-  const cChannel = col("채널", 2);
-  const cBranch = col("A/B 테스트 분기", 3);
-  const cNode = col("메시지 노드 ID", 4);
+  const cNumber = 0;
+  const cChannel = col("채널", 1);
+  const cBranch = col("A/B 테스트 분기", 2);
+  const cNode = col("메시지 노드 ID", 3);
   const metricColumns = header.slice(4).filter((h) => h !== "");
   const warnings: string[] = [];
 
   const daily: DailySheet[] = [];
-  for (const sheet of sheets) {
-    if (sheet === summarySheet) continue;
-    const d = readDailySheet(sheet, warnings);
+  for (const grid of grids) {
+    if (grid === summary) continue;
+    const d = readDailySheet(grid, warnings);
     if (d) daily.push(d);
-    else warnings.push(`Sheet "${sheet.name}" has no 날짜 header row and was skipped.`);
+    else
+      warnings.push(`Sheet "${safeText(grid.name, 60)}" has no 날짜 header row and was skipped.`);
   }
 
-  const nodes: ScenarioNode[] = [];
-  for (let r = headerRow + 1; r <= summarySheet.rowCount; r++) {
-    const row = summarySheet.getRow(r);
-    const numberText = cellText(row.getCell(cNumber).value);
+  interface SummaryRow {
+    number: number;
+    nodeId: string;
+    channel: string;
+    branch: string;
+    totals: Record<string, number>;
+  }
+  const summaryRows: SummaryRow[] = [];
+  for (let i = headerIndex + 1; i < summary.rows.length; i++) {
+    const { r, cells } = summary.rows[i] as Grid["rows"][number];
+    const numberText = cellText(cells[cNumber] ?? null);
     if (numberText === "") continue;
     const number = Number(numberText.replace(/^#/, ""));
     if (!Number.isInteger(number)) {
@@ -293,15 +381,23 @@ export async function summarizeScenarioXlsx(
       continue;
     }
     const totals: Record<string, number> = {};
-    for (let c = 5; c <= header.length; c++) {
-      const key = header[c - 1];
-      if (key) totals[key] = cellNumber(row.getCell(c).value);
+    for (let c = 4; c < header.length; c++) {
+      const key = header[c];
+      if (key) totals[key] = cellNumber(cells[c] ?? null);
     }
-    const nodeId = cellText(row.getCell(cNode).value);
-    // Match by the node ID written under the title, else by the #number in the sheet name.
-    const sheet =
-      daily.find((d) => nodeId !== "" && d.nodeIdsNearTitle.some((t) => t.includes(nodeId))) ??
-      daily.find((d) => d.number === number);
+    summaryRows.push({
+      number,
+      nodeId: safeText(cellText(cells[cNode] ?? null), 120),
+      channel: safeText(cellText(cells[cChannel] ?? null), 40),
+      branch: safeText(cellText(cells[cBranch] ?? null), 120),
+      totals,
+    });
+  }
+  const sheetOf = matchDailySheets(summaryRows, daily);
+
+  const nodes: ScenarioNode[] = [];
+  for (const [k, { number, nodeId, channel, branch, totals }] of summaryRows.entries()) {
+    const sheet = sheetOf[k];
     const mismatches: ScenarioNode["mismatches"] = [];
     if (sheet) {
       for (const metric of metricColumns) {
@@ -317,12 +413,12 @@ export async function summarizeScenarioXlsx(
     }
     nodes.push({
       number,
-      channel: cellText(row.getCell(cChannel).value),
-      branch: cellText(row.getCell(cBranch).value),
+      channel,
+      branch,
       node_id: nodeId,
       totals,
       days: sheet ? sheet.rows.length : 0,
-      sheet: sheet ? sheet.name : null,
+      sheet: sheet ? safeText(sheet.name, 60) : null,
       trend: sheet ? trendOf(sheet.rows) : null,
       mismatches,
     });

@@ -1,14 +1,15 @@
-import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import { createInflateRaw } from "node:zlib";
+import { crc32, createInflateRaw } from "node:zlib";
 import { AnalysisError } from "./errors.js";
 
 /**
- * Checks an .xlsx (a zip) before exceljs sees it: exceljs inflates entries without a cap and
- * keeps every shared string in memory, so a small hostile file could exhaust the server. The
- * central directory is read by hand, every entry is inflated once while its output is counted
- * (the sizes declared in the zip are not trusted), and the file is rejected at the first cap
- * crossed.
+ * Reads an .xlsx (a zip) for exceljs without letting exceljs's own zip reader (JSZip) decide
+ * anything: exceljs inflates entries without a cap and JSZip reads a damaged directory more
+ * leniently than a strict reader (it shifts offsets and reads entries past the declared
+ * directory), so a check done by a second parser could be bypassed. Here the central directory
+ * is read strictly, each workbook part exceljs needs is inflated once while its output is counted
+ * (declared sizes are not trusted), and only those checked bytes are handed on, rebuilt as a
+ * plain stored zip (see storedZip).
  */
 
 export interface ZipLimits {
@@ -18,24 +19,35 @@ export interface ZipLimits {
   maxSharedStringsBytes: number;
 }
 
+/**
+ * A scenario export is a summary sheet plus one sheet per node of one row per day (about 600
+ * bytes a row), usually a few hundred KB inflated. exceljs holds about 20 bytes of memory per
+ * inflated XML byte, so these caps are what bound the memory of a scenario summary.
+ */
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
-  maxEntries: 2000,
-  maxEntryBytes: 64 * 1024 ** 2,
-  maxTotalBytes: 128 * 1024 ** 2,
-  maxSharedStringsBytes: 16 * 1024 ** 2,
+  maxEntries: 1000,
+  maxEntryBytes: 4 * 1024 ** 2,
+  maxTotalBytes: 16 * 1024 ** 2,
+  maxSharedStringsBytes: 4 * 1024 ** 2,
 };
-
-export interface ZipEntryInfo {
-  name: string;
-  method: number;
-  compressedSize: number;
-  localOffset: number;
-  inflatedBytes: number;
-}
 
 const EOCD_SIG = 0x06054b50;
 const CD_SIG = 0x02014b50;
 const LOCAL_SIG = 0x04034b50;
+const SHARED_STRINGS = "xl/sharedStrings.xml";
+
+/** The parts exceljs reads a workbook's cell values from; everything else is left behind. */
+function isNeededPart(name: string): boolean {
+  return (
+    name === "[Content_Types].xml" ||
+    name === "_rels/.rels" ||
+    name === "xl/workbook.xml" ||
+    name === "xl/_rels/workbook.xml.rels" ||
+    name === SHARED_STRINGS ||
+    name === "xl/styles.xml" ||
+    /^xl\/worksheets\/sheet\d+\.xml$/.test(name)
+  );
+}
 
 function notZip(detail: string): AnalysisError {
   return new AnalysisError(
@@ -51,150 +63,267 @@ function bomb(detail: string): AnalysisError {
   );
 }
 
-export async function inspectZip(
+interface Entry {
+  name: string;
+  method: number;
+  compressedSize: number;
+  localOffset: number;
+}
+
+/**
+ * The workbook parts of the zip at `path`, inflated and checked against `limits`, keyed by part
+ * name (a leading "/" removed, as exceljs does).
+ */
+export async function readCheckedZip(
   path: string,
   size: number,
   limits: ZipLimits = DEFAULT_ZIP_LIMITS,
   signal?: AbortSignal,
-): Promise<ZipEntryInfo[]> {
+): Promise<Map<string, Buffer>> {
   if (size < 22) throw notZip("the file is too small to be a zip archive.");
   const handle = await open(path, "r");
-  let entries: ZipEntryInfo[];
   try {
-    const tailSize = Math.min(size, 22 + 65535);
-    const tail = Buffer.alloc(tailSize);
-    await handle.read(tail, 0, tailSize, size - tailSize);
-    let eocd = -1;
-    for (let i = tailSize - 22; i >= 0; i--) {
-      if (tail.readUInt32LE(i) === EOCD_SIG) {
-        eocd = i;
-        break;
-      }
-    }
-    if (eocd < 0)
-      throw notZip("no zip directory found (the file is not a zip, or it is truncated).");
-    const declared = tail.readUInt16LE(eocd + 10);
-    const cdSize = tail.readUInt32LE(eocd + 12);
-    const cdOffset = tail.readUInt32LE(eocd + 16);
-    if (declared === 0xffff || cdOffset === 0xffffffff || cdSize === 0xffffffff) {
-      throw bomb(
-        `the zip uses the ZIP64 extension (65,535 or more entries, or over 4 GB); an export has at most ${limits.maxEntries} parts.`,
-      );
-    }
-    if (declared > limits.maxEntries) {
-      throw bomb(
-        `it has ${declared} zip entries, more than the ${limits.maxEntries} an export can have.`,
-      );
-    }
-    if (cdOffset + cdSize > size)
-      throw notZip("the zip directory points past the end of the file (truncated?).");
-    if (cdSize > limits.maxEntries * (46 + 65535 * 3))
-      throw bomb("its zip directory is too large.");
-    const cd = Buffer.alloc(cdSize);
-    await handle.read(cd, 0, cdSize, cdOffset);
-    entries = [];
-    let p = 0;
-    while (p + 46 <= cd.length) {
-      if (cd.readUInt32LE(p) !== CD_SIG) throw notZip("the zip directory is damaged.");
-      if (entries.length >= limits.maxEntries) {
-        throw bomb(`it has more than ${limits.maxEntries} zip entries.`);
-      }
-      const method = cd.readUInt16LE(p + 10);
-      const compressedSize = cd.readUInt32LE(p + 20);
-      const nameLen = cd.readUInt16LE(p + 28);
-      const extraLen = cd.readUInt16LE(p + 30);
-      const commentLen = cd.readUInt16LE(p + 32);
-      const localOffset = cd.readUInt32LE(p + 42);
-      const name = cd.toString("utf8", p + 46, p + 46 + nameLen);
-      if (method !== 0 && method !== 8) {
-        throw notZip(
-          `zip part ${JSON.stringify(name)} uses an unsupported compression method (${method}).`,
-        );
-      }
-      if (localOffset + 30 + compressedSize > size) {
-        throw notZip(
-          `zip part ${JSON.stringify(name)} points past the end of the file (truncated?).`,
-        );
-      }
-      entries.push({ name, method, compressedSize, localOffset, inflatedBytes: 0 });
-      p += 46 + nameLen + extraLen + commentLen;
-    }
-    // Local headers tell where each part's data starts (their name/extra lengths may differ).
-    const local = Buffer.alloc(30);
+    const entries = await readDirectory(handle, size, limits);
+    const parts = new Map<string, Buffer>();
+    let total = 0;
     for (const entry of entries) {
-      await handle.read(local, 0, 30, entry.localOffset);
-      if (local.readUInt32LE(0) !== LOCAL_SIG) {
-        throw notZip(`zip part ${JSON.stringify(entry.name)} has a damaged header.`);
-      }
-      entry.localOffset += 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+      if (signal?.aborted) throw new AnalysisError("The summary was cancelled.", "aborted");
+      const isStrings = entry.name === SHARED_STRINGS;
+      const cap = isStrings
+        ? Math.min(limits.maxSharedStringsBytes, limits.maxEntryBytes)
+        : limits.maxEntryBytes;
+      const what = isStrings
+        ? `its shared strings part (${SHARED_STRINGS}) inflates to more than ${cap} bytes`
+        : `zip part ${JSON.stringify(entry.name)} inflates to more than ${cap} bytes`;
+      const data = await inflateCounted(
+        handle,
+        size,
+        entry,
+        cap,
+        limits.maxTotalBytes - total,
+        what,
+      );
+      total += data.length;
+      parts.set(entry.name, data);
     }
+    return parts;
   } finally {
     await handle.close();
   }
+}
 
-  let total = 0;
-  for (const entry of entries) {
-    const cap =
-      entry.name === "xl/sharedStrings.xml"
-        ? Math.min(limits.maxSharedStringsBytes, limits.maxEntryBytes)
-        : limits.maxEntryBytes;
-    const what =
-      entry.name === "xl/sharedStrings.xml"
-        ? `its shared strings part (xl/sharedStrings.xml) inflates to more than ${cap} bytes`
-        : `zip part ${JSON.stringify(entry.name)} inflates to more than ${cap} bytes`;
-    entry.inflatedBytes = await inflatedSize(
-      path,
-      entry,
-      cap,
-      limits.maxTotalBytes - total,
-      what,
-      signal,
+type Handle = Awaited<ReturnType<typeof open>>;
+
+async function readDirectory(handle: Handle, size: number, limits: ZipLimits): Promise<Entry[]> {
+  const tailSize = Math.min(size, 22 + 65535);
+  const tail = Buffer.alloc(tailSize);
+  await handle.read(tail, 0, tailSize, size - tailSize);
+  let eocd = -1;
+  for (let i = tailSize - 22; i >= 0; i--) {
+    // The comment must run exactly to the end of the file, so a signature inside it is no match.
+    if (tail.readUInt32LE(i) === EOCD_SIG && i + 22 + tail.readUInt16LE(i + 20) === tailSize) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw notZip("no zip directory found (the file is not a zip, or it is truncated).");
+  const eocdAt = size - tailSize + eocd;
+  const declared = tail.readUInt16LE(eocd + 10);
+  const cdSize = tail.readUInt32LE(eocd + 12);
+  const cdOffset = tail.readUInt32LE(eocd + 16);
+  if (declared === 0xffff || cdOffset === 0xffffffff || cdSize === 0xffffffff) {
+    throw bomb(
+      `the zip uses the ZIP64 extension (65,535 or more entries, or over 4 GB); an export has at most ${limits.maxEntries} parts.`,
     );
-    total += entry.inflatedBytes;
+  }
+  if (declared > limits.maxEntries) {
+    throw bomb(
+      `it has ${declared} zip entries, more than the ${limits.maxEntries} an export can have.`,
+    );
+  }
+  if (tail.readUInt16LE(eocd + 4) !== 0 || tail.readUInt16LE(eocd + 8) !== declared) {
+    throw notZip("the zip is split over several disks, or its entry counts disagree.");
+  }
+  // Other zip readers re-base every offset when the directory does not end where the end record
+  // starts; accepting such a file would let them see parts this check never counted.
+  if (cdOffset + cdSize !== eocdAt) {
+    throw notZip(
+      "the zip directory does not end where the end record starts (damaged or altered).",
+    );
+  }
+  const cd = Buffer.alloc(cdSize);
+  await handle.read(cd, 0, cdSize, cdOffset);
+  const entries: Entry[] = [];
+  const seen = new Set<string>();
+  let p = 0;
+  let count = 0;
+  while (p < cd.length) {
+    if (p + 46 > cd.length || cd.readUInt32LE(p) !== CD_SIG) {
+      throw notZip("the zip directory is damaged.");
+    }
+    count++;
+    if (count > declared) throw notZip("the zip directory holds more entries than it declares.");
+    const flags = cd.readUInt16LE(p + 8);
+    const method = cd.readUInt16LE(p + 10);
+    const compressedSize = cd.readUInt32LE(p + 20);
+    const nameLen = cd.readUInt16LE(p + 28);
+    const extraLen = cd.readUInt16LE(p + 30);
+    const commentLen = cd.readUInt16LE(p + 32);
+    const localOffset = cd.readUInt32LE(p + 42);
+    const next = p + 46 + nameLen + extraLen + commentLen;
+    if (next > cd.length) throw notZip("the zip directory is damaged.");
+    // Names are taken from the directory only (a Unicode-path extra field is ignored), and the
+    // rebuilt zip carries exactly these names, so no reader can see a part under another name.
+    let name = cd.toString("utf8", p + 46, p + 46 + nameLen);
+    if (name.startsWith("/")) name = name.slice(1);
+    p = next;
+    if (name.endsWith("/") || !isNeededPart(name)) continue;
+    if (seen.has(name)) throw bomb(`zip part ${JSON.stringify(name)} appears twice.`);
+    seen.add(name);
+    if ((flags & 1) !== 0) throw notZip(`zip part ${JSON.stringify(name)} is encrypted.`);
+    if (method !== 0 && method !== 8) {
+      throw notZip(
+        `zip part ${JSON.stringify(name)} uses an unsupported compression method (${method}).`,
+      );
+    }
+    if (localOffset + 30 + compressedSize > cdOffset) {
+      throw notZip(`zip part ${JSON.stringify(name)} points past its data area (truncated?).`);
+    }
+    entries.push({ name, method, compressedSize, localOffset });
+  }
+  if (count !== declared) throw notZip("the zip directory holds fewer entries than it declares.");
+  // Local headers tell where each part's data starts (their name/extra lengths may differ).
+  const local = Buffer.alloc(30);
+  for (const entry of entries) {
+    await handle.read(local, 0, 30, entry.localOffset);
+    if (local.readUInt32LE(0) !== LOCAL_SIG) {
+      throw notZip(`zip part ${JSON.stringify(entry.name)} has a damaged header.`);
+    }
+    entry.localOffset += 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+    if (entry.localOffset + entry.compressedSize > size) {
+      throw notZip(`zip part ${JSON.stringify(entry.name)} points past the end of the file.`);
+    }
   }
   return entries;
 }
 
+const READ_CHUNK = 64 * 1024;
+
 /** Inflates one entry, counting output bytes and stopping as soon as a cap is crossed. */
-async function inflatedSize(
-  path: string,
-  entry: ZipEntryInfo,
+async function inflateCounted(
+  handle: Handle,
+  size: number,
+  entry: Entry,
   cap: number,
   remaining: number,
   what: string,
-  signal: AbortSignal | undefined,
-): Promise<number> {
-  if (entry.compressedSize === 0) return 0;
-  const source = createReadStream(path, {
-    start: entry.localOffset,
-    end: entry.localOffset + entry.compressedSize - 1,
-    ...(signal ? { signal } : {}),
-  });
+): Promise<Buffer> {
+  const check = (bytes: number): void => {
+    if (bytes > cap) throw bomb(`${what}.`);
+    if (bytes > remaining) throw bomb("its parts together inflate to more than the total limit.");
+  };
+  if (entry.localOffset + entry.compressedSize > size) throw notZip("a zip part is truncated.");
   if (entry.method === 0) {
-    source.destroy();
-    if (entry.compressedSize > cap) throw bomb(`${what}.`);
-    if (entry.compressedSize > remaining)
-      throw bomb("its parts inflate to more than the total limit.");
-    return entry.compressedSize;
+    check(entry.compressedSize);
+    const data = Buffer.alloc(entry.compressedSize);
+    await handle.read(data, 0, data.length, entry.localOffset);
+    return data;
   }
   const inflate = createInflateRaw();
+  const chunks: Buffer[] = [];
   let count = 0;
-  try {
-    source.pipe(inflate);
-    source.on("error", (error) => inflate.destroy(error));
-    for await (const chunk of inflate as AsyncIterable<Buffer>) {
-      count += chunk.length;
-      if (count > cap) throw bomb(`${what}.`);
-      if (count > remaining) throw bomb("its parts together inflate to more than the total limit.");
+  let failed: Error | undefined;
+  let broken = false;
+  inflate.on("data", (chunk: Buffer) => {
+    if (failed) return;
+    count += chunk.length;
+    try {
+      check(count);
+      chunks.push(chunk);
+    } catch (error) {
+      failed = error as Error;
+      inflate.destroy();
     }
-  } catch (error) {
-    if (error instanceof AnalysisError) throw error;
+  });
+  const done = new Promise<void>((resolve) => {
+    inflate.on("end", resolve);
+    inflate.on("close", resolve);
+    inflate.on("error", () => {
+      broken = true;
+      resolve();
+    });
+  });
+  const buf = Buffer.alloc(Math.min(READ_CHUNK, Math.max(1, entry.compressedSize)));
+  let pos = entry.localOffset;
+  const end = entry.localOffset + entry.compressedSize;
+  while (pos < end && failed === undefined && !broken && !inflate.destroyed) {
+    const { bytesRead } = await handle.read(buf, 0, Math.min(buf.length, end - pos), pos);
+    if (bytesRead === 0) break;
+    pos += bytesRead;
+    // Each chunk gets its own copy (write() keeps a reference); waiting for drain keeps at most
+    // one chunk's expansion in flight past a cap.
+    if (!inflate.write(Buffer.from(buf.subarray(0, bytesRead)))) {
+      await new Promise<void>((resolve) => {
+        const go = (): void => {
+          inflate.off("drain", go);
+          inflate.off("close", go);
+          resolve();
+        };
+        inflate.on("drain", go);
+        inflate.on("close", go);
+      });
+    }
+  }
+  if (failed === undefined && !broken && !inflate.destroyed) inflate.end();
+  await done;
+  if (failed !== undefined) throw failed;
+  if (broken || pos < end) {
     throw notZip(
       `zip part ${JSON.stringify(entry.name)} cannot be decompressed (damaged or truncated).`,
     );
-  } finally {
-    source.destroy();
-    inflate.destroy();
   }
-  return count;
+  return Buffer.concat(chunks, count);
+}
+
+/**
+ * A plain zip (every part stored, one directory entry per part, no extras) of already checked
+ * parts: whatever reader opens it sees exactly these names and bytes.
+ */
+export function storedZip(parts: Map<string, Buffer>): Buffer {
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const [name, data] of parts) {
+    const nameBytes = Buffer.from(name, "utf8");
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(LOCAL_SIG, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6); // UTF-8 names
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const entry = Buffer.alloc(46);
+    entry.writeUInt32LE(CD_SIG, 0);
+    entry.writeUInt16LE(20, 4);
+    entry.writeUInt16LE(20, 6);
+    entry.writeUInt16LE(0x0800, 8);
+    entry.writeUInt32LE(crc, 16);
+    entry.writeUInt32LE(data.length, 20);
+    entry.writeUInt32LE(data.length, 24);
+    entry.writeUInt16LE(nameBytes.length, 28);
+    entry.writeUInt32LE(offset, 42);
+    locals.push(local, nameBytes, data);
+    central.push(entry, nameBytes);
+    offset += 30 + nameBytes.length + data.length;
+  }
+  const cdSize = central.reduce((a, b) => a + b.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(EOCD_SIG, 0);
+  end.writeUInt16LE(parts.size, 8);
+  end.writeUInt16LE(parts.size, 10);
+  end.writeUInt32LE(cdSize, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, ...central, end]);
 }
