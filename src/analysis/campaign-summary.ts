@@ -3,6 +3,7 @@ import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
 import { type CsvRecord, CsvScanError, CsvScanner, fieldEquals, fieldText } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { hashBytes, U64Map } from "./hash-table.js";
+import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary, Comparison } from "./schemas.js";
 import { quantileSorted, ratio, round6, sanitizeSample, twoProportionTest } from "./stats.js";
 
@@ -34,7 +35,10 @@ const COL = {
 } as const;
 const COLUMN_COUNT = CAMPAIGN_CSV_COLUMNS.length;
 const CONTROL_GROUP = "대조군";
-const MAX_ROUNDS = 10_000;
+/** A service export holds at most 120 rounds; far more means a hostile or unrelated file. */
+const MAX_ROUNDS = 1_000;
+/** Longest task_id, group, event_type, channel or error_code accepted (see fieldProblem). */
+const MAX_KEY_BYTES = 256;
 const READ_CHUNK = 1 << 20;
 const MAX_EVENT_TYPES = 1_000;
 const MAX_ERROR_CODES = 1_000;
@@ -47,7 +51,10 @@ type Role = CampaignSummary["event_types"][number]["role"];
 
 interface Interned {
   bytes: Buffer;
+  /** The value as written (compared with inputs). */
   name: string;
+  /** The value made safe to show (see safe-text.ts). */
+  shown: string;
   id: number;
 }
 
@@ -94,7 +101,12 @@ class InternTable {
         "not_campaign_export",
       );
     }
-    const item: Interned = { bytes: Buffer.from(name, "utf8"), name, id: this.items.length };
+    const item: Interned = {
+      bytes: Buffer.from(name, "utf8"),
+      name,
+      shown: safeText(name, MAX_KEY_BYTES),
+      id: this.items.length,
+    };
     this.items.push(item);
     if (!this.byKey.has(key)) this.byKey.set(key, item);
     this.last = item;
@@ -142,7 +154,9 @@ const NO_TIME = -2147483648;
 function localSeconds(buf: Buffer, s: number, e: number): number {
   if (e - s < 19) return NO_TIME;
   const d = (k: number): number => (buf[s + k] as number) - 48;
-  for (const k of [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]) {
+  // Digit positions of YYYY-MM-DD HH:mm:ss, checked without building anything per call.
+  for (let k = 0; k < 19; k++) {
+    if (k === 4 || k === 7 || k === 10 || k === 13 || k === 16) continue;
     const v = d(k);
     if (v < 0 || v > 9) return NO_TIME;
   }
@@ -166,6 +180,52 @@ function localSeconds(buf: Buffer, s: number, e: number): number {
   return secs >= -2147483647 && secs <= 2147483647 ? secs : NO_TIME;
 }
 
+/** True when bytes s..e are exactly `YYYY-MM-DD HH:mm:ss` (digits and separators). */
+function isLocalTime(buf: Buffer, s: number, e: number): boolean {
+  if (e - s !== 19) return false;
+  for (let k = 0; k < 19; k++) {
+    const c = buf[s + k] as number;
+    if (k === 4 || k === 7) {
+      if (c !== 0x2d) return false;
+    } else if (k === 10) {
+      if (c !== 0x20) return false;
+    } else if (k === 13 || k === 16) {
+      if (c !== 0x3a) return false;
+    } else if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+const KEY_COLUMNS: [number, string][] = [
+  [COL.task, "task_id"],
+  [COL.group, "group"],
+  [COL.event, "event_type"],
+  [COL.channel, "channel"],
+  [COL.errorCode, "error_code"],
+];
+
+/**
+ * Why a row's key fields cannot be from a service export, or null. Checked before any field is
+ * interned or used as a key: very long keys would make every lookup slow (V8 hashes strings over
+ * 16,383 characters by length only) and the result and its text unbounded.
+ */
+function fieldProblem(rec: CsvRecord): string | null {
+  for (const [col, name] of KEY_COLUMNS) {
+    if ((rec.ends[col] as number) - (rec.starts[col] as number) > MAX_KEY_BYTES) {
+      return `${name} is longer than ${MAX_KEY_BYTES} bytes`;
+    }
+  }
+  if (
+    !isLocalTime(rec.buf, rec.starts[COL.scheduled] as number, rec.ends[COL.scheduled] as number)
+  ) {
+    return "scheduled_at is not a YYYY-MM-DD HH:mm:ss time";
+  }
+  if (!isLocalTime(rec.buf, rec.starts[COL.captured] as number, rec.ends[COL.captured] as number)) {
+    return "captured_at is not a YYYY-MM-DD HH:mm:ss time";
+  }
+  return null;
+}
+
 function roleOf(name: string, conversionType: string | undefined): Role {
   switch (name) {
     case "message_sent":
@@ -179,6 +239,8 @@ function roleOf(name: string, conversionType: string | undefined): Role {
     case "landing_clicked":
       return "click";
   }
+  // An explicit choice wins over the suffix rule (a *_clicked type can be the conversion).
+  if (conversionType !== undefined && name === conversionType) return "conversion";
   // An unknown channel's open event still counts as an open: the suffix is what marks it.
   if (name.endsWith("_opened") || name.endsWith("_clicked")) return "open";
   if (conversionType === undefined) return "conversion";
@@ -208,9 +270,9 @@ function headerMatches(rec: CsvRecord): boolean {
 
 function newRound(task: string, scheduled: string, group: string): RoundAcc {
   return {
-    task_id: task,
+    task_id: safeText(task, MAX_KEY_BYTES),
     scheduled_at: scheduled,
-    group,
+    group: safeText(group, MAX_KEY_BYTES),
     rawKey: null,
     sent: 0,
     received: 0,
@@ -262,7 +324,7 @@ function readRevenue(acc: RevenueAcc, json: string, fallbackJson: string): void 
     for (const key of CURRENCY_KEYS) {
       const raw = props[key];
       if (typeof raw === "string" && raw.trim() !== "") {
-        currency = raw.trim().toUpperCase().slice(0, 12);
+        currency = safeText(raw, 12).toUpperCase();
         acc.currencyKeys.set(key, (acc.currencyKeys.get(key) ?? 0) + 1);
         break;
       }
@@ -322,6 +384,9 @@ export async function summarizeCampaignCsv(
   let headerSeen = false;
   let last: RoundAcc | undefined;
   let pendingBadRecord: { line: number; count: number } | undefined;
+  /** The last row's line, and whether its last field is JSON visibly cut short. */
+  let lastLine = 0;
+  let lastJsonCut = false;
 
   const roundFor = (rec: CsvRecord): RoundAcc => {
     // Rows of one round come in runs: compare the raw bytes of the three key fields (and where
@@ -395,7 +460,18 @@ export async function summarizeCampaignCsv(
       pendingBadRecord = { line: rec.line, count: rec.count };
       return;
     }
+    const problem = fieldProblem(rec);
+    if (problem !== null) {
+      throw new AnalysisError(
+        `Not a campaign export: line ${rec.line}: ${problem}, which a campaign export from the service never has. Check that the file is an unedited campaign_event_data export.`,
+        "not_campaign_export",
+      );
+    }
     rows++;
+    lastLine = rec.line;
+    const js = rec.starts[COLUMN_COUNT - 1] as number;
+    const je = rec.ends[COLUMN_COUNT - 1] as number;
+    lastJsonCut = je > js && rec.buf[js] === 0x7b && rec.buf[je - 1] !== 0x7d;
     const type = eventTypes.lookup(rec, COL.event);
     let role = eventRoles[type.id];
     if (role === undefined) {
@@ -453,7 +529,7 @@ export async function summarizeCampaignCsv(
         } else {
           round.failed++;
           acc.failed++;
-          const code = fieldText(rec, COL.errorCode) || "(none)";
+          const code = safeText(fieldText(rec, COL.errorCode), MAX_KEY_BYTES) || "(none)";
           const entry = errorCodes.get(code);
           if (entry === undefined) {
             if (errorCodes.size >= MAX_ERROR_CODES) {
@@ -550,6 +626,20 @@ export async function summarizeCampaignCsv(
     );
   }
   if (pendingBadRecord !== undefined) throw badColumnCount(pendingBadRecord, !endsWithNewline);
+  // The service ends every row with a line break; a file without one was most likely cut short
+  // (an interrupted download), which only shows when the cut falls inside the last column.
+  const warnings: string[] = [];
+  if (!endsWithNewline && rows > 0) {
+    if (lastJsonCut) {
+      throw new AnalysisError(
+        `The campaign CSV is malformed: line ${lastLine}, the last row, ends inside its JSON column and the file does not end with a line break: the file looks truncated (an interrupted download?). Download or export it again.`,
+        "malformed_csv",
+      );
+    }
+    warnings.push(
+      `The file does not end with a line break, so it may be truncated (an interrupted download?); its last row (line ${lastLine}) was counted. If the numbers look low, download or export it again.`,
+    );
+  }
 
   return finish({
     path,
@@ -571,6 +661,7 @@ export async function summarizeCampaignCsv(
     opensByHour,
     conversionType,
     timeZone: options.timeZone ?? "Asia/Seoul",
+    warnings,
   });
 }
 
@@ -604,6 +695,7 @@ interface FinishInput {
   opensByHour: number[];
   conversionType: string | undefined;
   timeZone: string;
+  warnings: string[];
 }
 
 const ROLE_NAMES = Object.keys(ROLE_CODE) as Role[];
@@ -663,7 +755,7 @@ function finish(input: FinishInput): CampaignSummary {
       open_rate: round6(ratio(r.opens, r.received)),
       open_rate_users: round6(ratio(openUsers, receivedUsers)),
       conversion_rate: round6(ratio(r.conversions, r.opens)),
-      channels: [...r.channels].map((id) => input.channels.items[id]?.name ?? ""),
+      channels: [...r.channels].map((id) => input.channels.items[id]?.shown ?? ""),
     };
     return {
       round,
@@ -706,7 +798,7 @@ function finish(input: FinishInput): CampaignSummary {
   );
 
   const eventTypes = input.eventTypes.items.map((item) => ({
-    event_type: item.name,
+    event_type: item.shown,
     count: input.eventCounts[item.id] ?? 0,
     role: ROLE_NAMES[input.eventRoles[item.id] ?? 7] ?? "other",
   }));
@@ -715,19 +807,20 @@ function finish(input: FinishInput): CampaignSummary {
     .map((t) => t.event_type);
   let conversionNote: string;
   if (input.conversionType !== undefined) {
+    const asked = safeText(input.conversionType, MAX_KEY_BYTES);
     conversionNote = conversionTypes.length
-      ? `Conversions are rows of "${input.conversionType}", as requested.`
-      : `No row has the requested conversion event type "${input.conversionType}"; event types in the file: ${eventTypes.map((t) => t.event_type).join(", ") || "none"}.`;
+      ? `Conversions are rows of "${asked}", as requested.`
+      : `No row has the requested conversion event type "${asked}"; event types in the file: ${listed(eventTypes.map((t) => t.event_type)) || "none"}.`;
   } else {
     conversionNote = conversionTypes.length
-      ? `Conversion event type inferred as ${conversionTypes.map((t) => `"${t}"`).join(", ")} (every type that is not a send-record, open or landing_clicked event); pass conversion_event_type to choose one.`
+      ? `Conversion event type inferred as ${listed(conversionTypes.map((t) => `"${t}"`))} (every type that is not a send-record, open or landing_clicked event); pass conversion_event_type to choose one.`
       : "No conversion events in the file (no event type besides send records, opens and landing clicks).";
   }
 
   const byChannel = input.channels.items.map((item) => {
     const acc = input.channelAcc[item.id] ?? { sent: 0, received: 0, failed: 0 };
     return {
-      channel: item.name || "(empty)",
+      channel: item.shown || "(empty)",
       sent: acc.sent,
       received: acc.received,
       failed: acc.failed,
@@ -793,9 +886,16 @@ function finish(input: FinishInput): CampaignSummary {
       opens_by_hour: input.opensByHour,
     },
     unidentified_rows: input.unidentified,
+    warnings: input.warnings,
   };
   result.summary = oneLine(result);
   return result;
+}
+
+/** A list for a note, kept short: the structured result has the full list. */
+function listed(items: string[], max = 12): string {
+  const shown = items.slice(0, max).join(", ");
+  return items.length > max ? `${shown} and ${items.length - max} more` : shown;
 }
 
 function pct(x: number): string {
@@ -857,11 +957,13 @@ function abReadout(derived: RoundDerived[]): CampaignSummary["ab_test"] {
   >();
   let controlAssigned = 0;
   let controlConverted = 0;
+  let controlConversionRows = 0;
   for (const d of derived) {
     const name = d.round.group;
     if (name === CONTROL_GROUP) {
       controlAssigned += d.controlUsers;
       controlConverted += d.controlConverted;
+      controlConversionRows += d.round.conversions;
       continue;
     }
     if (name === "") continue;
@@ -954,12 +1056,21 @@ function abReadout(derived: RoundDerived[]): CampaignSummary["ab_test"] {
       controlConverted,
       controlAssigned,
     );
+    // Without conversion rows for the control group the file cannot tell how it did (the issue:
+    // "the control group where the file has conversions for it"); 0% would be a false reading.
+    const comparable = receivedAll > 0 && controlConversionRows > 0;
     control = {
       assigned_users: controlAssigned,
       converted_users: controlConverted,
       conversion_rate: round6(ratio(controlConverted, controlAssigned)),
       send_groups_conversion_rate: round6(ratio(convertedAll, receivedAll)),
-      comparison: receivedAll > 0 ? withoutMetric(c) : null,
+      comparison: comparable ? withoutMetric(c) : null,
+      note:
+        controlConversionRows === 0
+          ? `The file holds no conversion rows for the control group (${CONTROL_GROUP}), so it cannot be compared with the send groups.`
+          : receivedAll === 0
+            ? "No send-group user received a message, so the control group has nothing to be compared with."
+            : "Send groups count conversions of users who received a message, the control group those of assigned users; both per user.",
     };
   }
   return { groups: readouts, comparisons, control };

@@ -1,3 +1,4 @@
+import { markdownText, safeText } from "./safe-text.js";
 import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
 
 /**
@@ -21,7 +22,12 @@ function n(x: number): string {
 
 /** Table cell text: file content must not break the table or inject markup. */
 function cell(text: string): string {
-  return text.replace(/[|`*_[\]<>\\]/g, (c) => `\\${c}`).replace(/\s+/g, " ") || "(empty)";
+  return markdownText(safeText(text)) || "(empty)";
+}
+
+/** Prose that holds file text (already made safe when the result was built): markup escaped. */
+function md(text: string): string {
+  return markdownText(text);
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -84,7 +90,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       left.push(`${s.failures.length - shown.length} error code(s)`);
   }
   out.push(
-    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens. ${s.conversion_event_type.note}`,
+    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens. ${md(s.conversion_event_type.note)}`,
   );
   const money = s.revenue.by_currency
     .map(
@@ -99,10 +105,12 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       (g) =>
         `${cell(g.group)}: open rate ${pct(g.open_rate_users)} of ${n(g.received_users)} received users, conversion ${pct(g.conversion_rate_by_opens)} of ${n(g.open_users)} openers`,
     );
-    const verdicts = ab.comparisons.map((c) => c.verdict);
+    const verdicts = ab.comparisons.map((c) => md(c.verdict));
     const control = ab.control
       ? [
-          `Control group ${cell("대조군")}: ${n(ab.control.converted_users)} of ${n(ab.control.assigned_users)} users converted (${pct(ab.control.conversion_rate)}) vs ${pct(ab.control.send_groups_conversion_rate)} of users who received a message. ${ab.control.comparison?.verdict ?? ""}`,
+          ab.control.comparison === null
+            ? `Control group 대조군 (${n(ab.control.assigned_users)} assigned users): ${md(ab.control.note)}`
+            : `Control group 대조군: ${n(ab.control.converted_users)} of ${n(ab.control.assigned_users)} users converted (${pct(ab.control.conversion_rate)}) vs ${pct(ab.control.send_groups_conversion_rate)} of users who received a message. ${md(ab.control.comparison.verdict)} ${md(ab.control.note)}`,
         ]
       : [];
     out.push(
@@ -139,6 +147,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
     );
   }
   if (s.rounds.length > rounds.length) left.push(`${s.rounds.length - rounds.length} round(s)`);
+  if (s.warnings.length > 0) out.unshift(`**Warning**: ${s.warnings.map(md).join(" ")}`);
   if (s.unidentified_rows > 0) {
     out.push(
       `${n(s.unidentified_rows)} rows have no user id; they count as rows but not as users.`,
@@ -180,7 +189,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
   );
   if (s.nodes.length > nodes.length) left.push(`${s.nodes.length - nodes.length} node(s)`);
   if (s.branches.length > 0) {
-    out.push(`**A/B branches**:\n- ${s.branches.map((b) => b.verdict).join("\n- ")}`);
+    out.push(`**A/B branches**:\n- ${s.branches.map((b) => md(b.verdict)).join("\n- ")}`);
   }
   const mismatched = s.nodes.filter((node) => node.mismatches.length > 0);
   out.push(
@@ -190,7 +199,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
           .slice(0, 5)
           .map(
             (node) =>
-              `#${node.number} ${node.mismatches.map((m) => `${m.metric} ${m.summary} vs ${m.daily_sum}`).join(", ")}`,
+              `#${node.number} ${node.mismatches.map((m) => `${md(m.metric)} ${m.summary} vs ${m.daily_sum}`).join(", ")}`,
           )
           .join("; ")}.`,
   );

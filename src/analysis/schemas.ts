@@ -130,6 +130,7 @@ export const campaignSummaryOutputSchema = z.object({
         conversion_rate: z.number(),
         send_groups_conversion_rate: z.number(),
         comparison: comparisonSchema.omit({ metric: true }).nullable(),
+        note: z.string().describe("what the comparison can and cannot say"),
       })
       .nullable(),
   }),
@@ -147,6 +148,7 @@ export const campaignSummaryOutputSchema = z.object({
     .number()
     .int()
     .describe("rows with neither platform_user_id nor user_id: counted as rows, not as users"),
+  warnings: z.array(z.string()).describe("what may make the figures incomplete, e.g. truncation"),
 });
 export type CampaignSummary = z.infer<typeof campaignSummaryOutputSchema>;
 export type CampaignRound = z.infer<typeof campaignRoundSchema>;
