@@ -5,7 +5,14 @@ import { AnalysisError } from "./errors.js";
 import { hashBytes, U64Map } from "./hash-table.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary, Comparison } from "./schemas.js";
-import { quantileSorted, ratio, round6, sanitizeSample, twoProportionTest } from "./stats.js";
+import {
+  formatP,
+  quantileSorted,
+  ratio,
+  round6,
+  sanitizeSample,
+  twoProportionTest,
+} from "./stats.js";
 
 /**
  * Campaign CSV summary (spec 2.4 and 6) in one streaming pass over the file. Only the columns a
@@ -913,9 +920,11 @@ function verdictText(
   if (test === null) return `Not enough data to compare ${metric} of ${a} and ${b}.`;
   if (ra === rb) return `${a} and ${b} have the same ${metric} (${pct(ra)}).`;
   const [hiName, loName, hiRate, loRate] = ra > rb ? [a, b, ra, rb] : [b, a, rb, ra];
+  // "send groups" is a plural subject.
+  const has = hiName === "send groups" ? "have" : "has";
   return test.significant
-    ? `${hiName} has a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}); the difference is significant at 95% (p = ${test.p_value}).`
-    : `${hiName} has a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}), but the difference is not significant at 95% (p = ${test.p_value}).`;
+    ? `${hiName} ${has} a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}); the difference is significant at 95% (${formatP(test.p_value)}).`
+    : `${hiName} ${has} a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}), but the difference is not significant at 95% (${formatP(test.p_value)}).`;
 }
 
 function compare(

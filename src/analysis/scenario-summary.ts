@@ -2,7 +2,7 @@ import type ExcelJS from "exceljs";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
-import { ratio, round6, twoProportionTest } from "./stats.js";
+import { formatP, ratio, round6, twoProportionTest } from "./stats.js";
 import { readCheckedZip, storedZip } from "./zip-guard.js";
 
 /**
@@ -234,7 +234,9 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
     });
     if (arms.length < 2) continue;
     const where = parent === "" ? "At the first split" : `Inside branch ${parent}`;
-    const ranked = [...arms].sort((a, b) => b.open_rate - a.open_rate);
+    // Ranked by the measure the test uses: open users per send user (명).
+    const userRate = (a: (typeof arms)[number]) => ratio(a.openUsers, a.sendUsers);
+    const ranked = [...arms].sort((a, b) => userRate(b) - userRate(a));
     const top = ranked[0] as (typeof arms)[number];
     const next = ranked[1] as (typeof arms)[number];
     const test =
@@ -251,12 +253,14 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
       test === null
         ? ""
         : test.significant
-          ? ` (open rate difference significant at 95%, p = ${test.p_value}, by users)`
-          : ` (not significant at 95%, p = ${test.p_value}, by users)`;
+          ? ` (open rate difference significant at 95%, ${formatP(test.p_value)}, by users)`
+          : ` (not significant at 95%, ${formatP(test.p_value)}, by users)`;
     const verdict =
       top.sends === 0 && next.sends === 0
         ? `${where}: no sends in ${arms.map((a) => a.branch).join(" or ")} yet.`
-        : `${where}: ${rates}; ${top.branch} leads on open rate${sig}.`;
+        : userRate(top) === userRate(next)
+          ? `${where}: ${rates}; ${top.branch} and ${next.branch} tie on open rate by users.`
+          : `${where}: ${rates}; ${top.branch} leads on open rate by users${sig}.`;
     out.push({
       parent,
       arms: arms.map(({ branch, sends, open_rate, conversion_rate }) => ({

@@ -1,3 +1,5 @@
+import { safeText } from "./safe-text.js";
+
 /** Small, dependency-free statistics and text helpers shared by the summaries. */
 
 /** a / b, or 0 when b is 0 (the spec's rule for ratio columns, used for every rate we show). */
@@ -5,7 +7,7 @@ export function ratio(a: number, b: number): number {
   return b === 0 ? 0 : a / b;
 }
 
-/** Rounds to 6 significant decimals so JSON stays readable without changing any verdict. */
+/** Rounds to 6 decimal places so JSON stays readable without changing any verdict. */
 export function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
@@ -63,7 +65,12 @@ export function twoProportionTest(
   if (!(se > 0)) return null;
   const z = (x1 / n1 - x2 / n2) / se;
   const p = Math.min(1, 2 * (1 - normalCdf(Math.abs(z))));
-  return { z: round6(z), p_value: p < 1e-12 ? 0 : Number(p.toPrecision(4)), significant: p < 0.05 };
+  return { z: round6(z), p_value: Number(p.toPrecision(4)), significant: p < 0.05 };
+}
+
+/** A p-value for text: tiny values as a bound, never "p = 0". */
+export function formatP(p: number): string {
+  return p < 1e-6 ? "p < 0.000001" : `p = ${p}`;
 }
 
 /** Nearest-rank quantile of an ascending-sorted array; null when empty. */
@@ -73,13 +80,7 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number | n
   return sorted[rank - 1] ?? null;
 }
 
-// Control characters, bidi overrides/isolates/marks and zero-width characters: carrier text is
-// third-party input and must not be able to restyle or reorder what the reader sees.
-const UNSAFE_CHARS = /[\p{Cc}\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF\u061C]+/gu;
-
-/** Third-party text made safe to show as quoted data: unsafe characters out, spaces collapsed, cut. */
+/** Third-party text made safe to show as quoted data (see safe-text.ts). */
 export function sanitizeSample(text: string, maxChars = 160): string {
-  const clean = text.replace(UNSAFE_CHARS, " ").replace(/\s+/g, " ").trim();
-  const chars = Array.from(clean);
-  return chars.length <= maxChars ? clean : `${chars.slice(0, maxChars - 1).join("")}…`;
+  return safeText(text, maxChars);
 }

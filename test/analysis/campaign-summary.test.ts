@@ -213,8 +213,46 @@ describe("summarizeFile on a campaign CSV", () => {
     const z = (a.x / a.n - b.x / b.n) / Math.sqrt(p * (1 - p) * (1 / a.n + 1 / b.n));
     expect(cmp?.z).toBeCloseTo(z, 4);
     expect(cmp?.rate).toBeCloseTo(a.x / a.n, 5);
-    expect(cmp?.verdict).toMatch(/significant at 95%/);
+    // p-value from an independent normal CDF (Abramowitz-Stegun 7.1.26 erf), and the verdict
+    // must agree with it either way ("not significant" also contains "significant at 95%").
+    const erf = (x: number) => {
+      const t = 1 / (1 + 0.3275911 * Math.abs(x));
+      const y =
+        1 -
+        ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t +
+          0.254829592) *
+          t *
+          Math.exp(-x * x);
+      return x >= 0 ? y : -y;
+    };
+    const pValue = 2 * (1 - 0.5 * (1 + erf(Math.abs(z) / Math.SQRT2)));
+    // Shown to 4 significant digits.
+    expect(cmp?.p_value).toBeCloseTo(pValue, 3);
+    expect(cmp?.significant).toBe(pValue < 0.05);
+    expect(cmp?.verdict).toMatch(
+      pValue < 0.05
+        ? /; the difference is significant at 95%/
+        : /but the difference is not significant at 95%/,
+    );
     const control = result.ab_test.control;
+    // Control users who converted in the control round, counted here.
+    const controlUsers = new Set(
+      rows
+        .filter((r) => r.event_type === "control_assigned")
+        .map(userOf)
+        .filter(Boolean),
+    );
+    const controlConverted = new Set(
+      rows
+        .filter(
+          (r) =>
+            r.group === "대조군" &&
+            result.conversion_event_type.types.includes(r.event_type as string),
+        )
+        .map(userOf)
+        .filter((u) => controlUsers.has(u)),
+    );
+    expect(control?.converted_users).toBe(controlConverted.size);
     expect(control?.assigned_users).toBe(
       new Set(
         rows
