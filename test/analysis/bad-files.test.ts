@@ -24,16 +24,26 @@ async function failure(name: string, content: string | Buffer): Promise<Analysis
   const path = join(dir, name);
   await writeFile(path, content);
   const started = Date.now();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 5);
   try {
     await summarizeFile(path);
   } catch (error) {
+    clearInterval(timer);
     expect(Date.now() - started).toBeLessThan(5000);
+    // Memory stays bounded (sampled between event-loop turns, and once more at the end).
+    peak = Math.max(peak, process.memoryUsage().rss);
+    expect((peak - before) / 1024 ** 2).toBeLessThan(150);
     expect(error).toBeInstanceOf(AnalysisError);
     // The next call still works.
     const ok = await summarizeFile(good);
     expect(ok.kind).toBe("campaign_event_data");
     return error as AnalysisError;
   }
+  clearInterval(timer);
   throw new Error(`${name} was accepted`);
 }
 
