@@ -98,6 +98,7 @@ class InternTable {
         return item;
       }
     }
+    checkKeyLength(rec, col, this.what);
     const name = fieldText(rec, col);
     // Escaped values compare by text; they are rare enough not to matter for speed.
     const existing = this.items.find((item) => item.name === name);
@@ -203,34 +204,44 @@ function isLocalTime(buf: Buffer, s: number, e: number): boolean {
   return true;
 }
 
-const KEY_COLUMNS: [number, string][] = [
-  [COL.task, "task_id"],
-  [COL.group, "group"],
-  [COL.event, "event_type"],
-  [COL.channel, "channel"],
-  [COL.errorCode, "error_code"],
-];
-
 /**
- * Why a row's key fields cannot be from a service export, or null. Checked before any field is
- * interned or used as a key: very long keys would make every lookup slow (V8 hashes strings over
- * 16,383 characters by length only) and the result and its text unbounded.
+ * Field shapes are checked before a field is interned or used as a key, each where it is first
+ * decoded (rows that repeat the previous row's key bytes were checked with that row): very long
+ * keys would make every lookup slow (V8 hashes strings over 16,383 characters by length only) and
+ * the result and its text unbounded.
  */
-function fieldProblem(rec: CsvRecord): string | null {
-  for (const [col, name] of KEY_COLUMNS) {
-    if ((rec.ends[col] as number) - (rec.starts[col] as number) > MAX_KEY_BYTES) {
-      return `${name} is longer than ${MAX_KEY_BYTES} bytes`;
-    }
+function badField(rec: CsvRecord, problem: string): AnalysisError {
+  return new AnalysisError(
+    `Not a campaign export: line ${rec.line}: ${problem}, which a campaign export from the service never has. Check that the file is an unedited campaign_event_data export.`,
+    "not_campaign_export",
+  );
+}
+
+function checkKeyLength(rec: CsvRecord, col: number, name: string): void {
+  if ((rec.ends[col] as number) - (rec.starts[col] as number) > MAX_KEY_BYTES) {
+    throw badField(rec, `${name} is longer than ${MAX_KEY_BYTES} bytes`);
   }
+}
+
+function checkTimeShape(rec: CsvRecord, col: number, name: string): void {
+  const s = rec.starts[col] as number;
+  const b = rec.buf;
   if (
-    !isLocalTime(rec.buf, rec.starts[COL.scheduled] as number, rec.ends[COL.scheduled] as number)
+    (rec.ends[col] as number) - s !== 19 ||
+    b[s + 4] !== 0x2d ||
+    b[s + 7] !== 0x2d ||
+    b[s + 10] !== 0x20 ||
+    b[s + 13] !== 0x3a ||
+    b[s + 16] !== 0x3a
   ) {
-    return "scheduled_at is not a YYYY-MM-DD HH:mm:ss time";
+    throw badField(rec, `${name} is not a YYYY-MM-DD HH:mm:ss time`);
   }
-  if (!isLocalTime(rec.buf, rec.starts[COL.captured] as number, rec.ends[COL.captured] as number)) {
-    return "captured_at is not a YYYY-MM-DD HH:mm:ss time";
+}
+
+function checkTime(rec: CsvRecord, col: number, name: string): void {
+  if (!isLocalTime(rec.buf, rec.starts[col] as number, rec.ends[col] as number)) {
+    throw badField(rec, `${name} is not a YYYY-MM-DD HH:mm:ss time`);
   }
-  return null;
 }
 
 function roleOf(name: string, conversionType: string | undefined): Role {
@@ -275,7 +286,7 @@ function headerMatches(rec: CsvRecord): boolean {
   return true;
 }
 
-function newRound(task: string, scheduled: string, group: string): RoundAcc {
+function newRound(task: string, scheduled: string, group: string, receiptSlots: number): RoundAcc {
   return {
     task_id: safeText(task, MAX_KEY_BYTES),
     scheduled_at: scheduled,
@@ -288,8 +299,8 @@ function newRound(task: string, scheduled: string, group: string): RoundAcc {
     opens: 0,
     clicks: 0,
     conversions: 0,
-    receipts: new U64Map(),
-    firstOpen: new U64Map(),
+    receipts: new U64Map(receiptSlots),
+    firstOpen: new U64Map(receiptSlots >> 2),
     clickUsers: new U64Map(16, false),
     conversionUsers: new U64Map(16, false),
     controlUsers: new U64Map(16, false),
@@ -383,7 +394,10 @@ export async function summarizeCampaignCsv(
   const openUsers = new U64Map(1024, false);
   const clickUsers = new U64Map(1024, false);
   const conversionUsers = new U64Map(1024, false);
-  const receivedUsers = new U64Map(1024, false);
+  // Sized from the file (a receipt row is 100-150 bytes) so the big sets rarely grow; capped so a
+  // huge file does not reserve memory it may not need.
+  const receivedUsers = new U64Map(Math.min(1 << 20, bytes / 400), false);
+  const roundSlots = Math.min(1 << 16, bytes / 4000);
   const opensByHour = new Array<number>(24).fill(0);
   const hash = new Uint32Array(2);
   let rows = 0;
@@ -415,6 +429,9 @@ export async function summarizeCampaignCsv(
         if (k < 0) return last as RoundAcc;
       }
     }
+    checkKeyLength(rec, COL.task, "task_id");
+    checkKeyLength(rec, COL.group, "group");
+    checkTime(rec, COL.scheduled, "scheduled_at");
     const task = fieldText(rec, COL.task);
     const scheduled = fieldText(rec, COL.scheduled);
     const group = fieldText(rec, COL.group);
@@ -427,7 +444,9 @@ export async function summarizeCampaignCsv(
           "not_campaign_export",
         );
       }
-      round = newRound(task, scheduled, group);
+      // Only the first rounds get large maps: a file of many small rounds must not reserve
+      // a large map for each.
+      round = newRound(task, scheduled, group, rounds.length < 16 ? roundSlots : 16);
       roundIndex.set(key, round);
       rounds.push(round);
     }
@@ -467,13 +486,9 @@ export async function summarizeCampaignCsv(
       pendingBadRecord = { line: rec.line, count: rec.count };
       return;
     }
-    const problem = fieldProblem(rec);
-    if (problem !== null) {
-      throw new AnalysisError(
-        `Not a campaign export: line ${rec.line}: ${problem}, which a campaign export from the service never has. Check that the file is an unedited campaign_event_data export.`,
-        "not_campaign_export",
-      );
-    }
+    // Per row only the length and separators (the hot path); the digits are checked where the
+    // time is read (receipts and opens, see localSeconds).
+    checkTimeShape(rec, COL.captured, "captured_at");
     rows++;
     lastLine = rec.line;
     const js = rec.starts[COLUMN_COUNT - 1] as number;
@@ -530,12 +545,14 @@ export async function summarizeCampaignCsv(
           if (hasUser) {
             const s = rec.starts[COL.captured] as number;
             const t = localSeconds(buf, s, rec.ends[COL.captured] as number);
-            round.receipts.addMin(hi, lo, t === NO_TIME ? 2147483647 : t);
+            if (t === NO_TIME) throw badField(rec, "captured_at is not a valid time");
+            round.receipts.addMin(hi, lo, t);
             receivedUsers.add(hi, lo);
           }
         } else {
           round.failed++;
           acc.failed++;
+          checkKeyLength(rec, COL.errorCode, "error_code");
           const code = safeText(fieldText(rec, COL.errorCode), MAX_KEY_BYTES) || "(none)";
           const entry = errorCodes.get(code);
           if (entry === undefined) {
@@ -572,7 +589,8 @@ export async function summarizeCampaignCsv(
         }
         if (hasUser) {
           const t = localSeconds(buf, s, e);
-          round.firstOpen.addMin(hi, lo, t === NO_TIME ? 2147483647 : t);
+          if (t === NO_TIME) throw badField(rec, "captured_at is not a valid time");
+          round.firstOpen.addMin(hi, lo, t);
           openUsers.add(hi, lo);
         }
         break;

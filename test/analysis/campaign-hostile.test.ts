@@ -85,6 +85,12 @@ describe("field shapes are checked before anything is keyed on them", () => {
       toCsv([HEADER, ev("message_sent", "u1", { at: "yesterday" })], "\n"),
     );
     expect(error.message).toMatch(/line 2: captured_at is not/);
+    // Right shape, impossible month, on a row whose time is read.
+    error = await failure(
+      "month.csv",
+      toCsv([HEADER, ev("message_received", "u1", { at: "2025-13-01 10:00:00" })], "\n"),
+    );
+    expect(error.message).toMatch(/line 2: captured_at is not a valid time/);
   });
 
   it("more than 1,000 rounds is not an export", async () => {
