@@ -799,6 +799,9 @@ function finish(input: FinishInput): CampaignSummary {
   const failed = sum((r) => r.failed);
   const opens = sum((r) => r.opens);
   const conversions = sum((r) => r.conversions);
+  const controlConversions = derived
+    .filter((d) => d.round.group === CONTROL_GROUP)
+    .reduce((acc, d) => acc + d.round.conversions, 0);
   const totals: CampaignSummary["totals"] = {
     sent,
     received,
@@ -815,7 +818,9 @@ function finish(input: FinishInput): CampaignSummary {
     received_users: input.receivedUsers.size,
     open_rate: round6(ratio(opens, received)),
     open_rate_users: round6(ratio(input.openUsers.size, input.receivedUsers.size)),
-    conversion_rate: round6(ratio(conversions, opens)),
+    // Control-group conversions have no opens behind them: they stay in `conversions` (the
+    // contract's row count) but not in the rate by opens.
+    conversion_rate: round6(ratio(conversions - controlConversions, opens)),
   };
 
   const errorList = [...input.errorCodes.entries()].sort(
@@ -1097,7 +1102,7 @@ function abReadout(derived: RoundDerived[]): CampaignSummary["ab_test"] {
           ? `The file holds no conversion rows for the control group (${CONTROL_GROUP}), so it cannot be compared with the send groups.`
           : receivedAll === 0
             ? "No send-group user received a message, so the control group has nothing to be compared with."
-            : "Send groups count conversions of users who received a message, the control group those of assigned users; both per user.",
+            : "Send groups count conversions of users who received a message, the control group those of assigned users; both per user. If the service only exports conversions it credits to an opened message, send groups are favoured and the lift is overstated.",
     };
   }
   return { groups: readouts, comparisons, control };

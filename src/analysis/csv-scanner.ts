@@ -315,9 +315,6 @@ export class CsvScanner {
             }
             recordStart = i;
             recordLine = line;
-            if (state === FIELD_START) {
-              // nothing more: the next byte starts a new record
-            }
           }
           break;
         }
@@ -448,9 +445,6 @@ export class CsvScanner {
     this.fieldEscaped = fieldEscaped;
     rec.count = count;
     this.line = line;
-    if (state === AFTER_CR) {
-      // The CR was consumed; nothing of the next record is held yet.
-    }
     this.recordLine = recordLine;
     return recordStart;
   }

@@ -90,7 +90,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       left.push(`${s.failures.length - shown.length} error code(s)`);
   }
   out.push(
-    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens. ${md(s.conversion_event_type.note)}`,
+    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens (send groups' conversions). ${md(s.conversion_event_type.note)}`,
   );
   const money = s.revenue.by_currency
     .map(
@@ -114,7 +114,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
         ]
       : [];
     out.push(
-      `**A/B test** (users, two-proportion z-test):\n- ${[...lines, ...verdicts, ...control].join("\n- ")}`,
+      `**A/B test** (users counted once per round they were in, two-proportion z-test):\n- ${[...lines, ...verdicts, ...control].join("\n- ")}`,
     );
   }
   const tm = s.timing;
@@ -167,7 +167,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
   const tot = s.totals;
   const v = (k: string): number => tot[k] ?? 0;
   out.push(
-    `**Scenario export**: ${s.nodes.length} message node(s). Totals: ${n(v("발송 수(건)"))} sends, ${n(v("오픈 수(건)"))} opens (open rate ${pct(v("오픈율(건)"))}), ${n(v("전환 수(건)"))} conversions (${pct(v("전환율(건)"))} of opens), revenue ${n(v("전환 수익"))} KRW, cost ${n(v("집행 비용"))}, ROAS ${v("ROAS").toFixed(2)}.`,
+    `**Scenario export**: ${s.nodes.length} message node(s). Totals: ${n(v("발송 수(건)"))} sends, ${n(v("오픈 수(건)"))} opens (open rate ${pct(v("오픈율(건)"))}), ${n(v("전환 수(건)"))} conversions (${pct(v("전환율(건)"))} of opens), revenue ${n(v("전환 수익"))} KRW, cost ${n(v("집행 비용"))}, ROAS ${v("ROAS").toFixed(2)}. User (명) totals add up each node's distinct users, so a user reached by two nodes counts twice.`,
   );
   const nodes = s.nodes.slice(0, lim.nodes);
   out.push(
