@@ -1,0 +1,217 @@
+import { abReadout, pct, type RoundDerived } from "./ab-readout.js";
+import { CONTROL_GROUP, MAX_KEY_BYTES } from "./campaign-columns.js";
+import type { CampaignTally } from "./campaign-row-pass.js";
+import { ROLE_NAMES } from "./event-roles.js";
+import { NO_TIME } from "./local-time.js";
+import { AMOUNT_KEYS, mostUsed } from "./revenue.js";
+import { safeText } from "./safe-text.js";
+import type { CampaignRound, CampaignSummary } from "./schemas.js";
+import { quantileSorted, ratio, round6 } from "./stats.js";
+
+/** The finish step: the contract's fields and the notes, built from the row pass's tallies. */
+
+export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
+  const deltas: number[] = [];
+  let opensBeforeReceipt = 0;
+  const derived: RoundDerived[] = input.rounds.map((r) => {
+    let openedReceived = 0;
+    r.firstOpen.forEach((hi, lo, openAt) => {
+      const receivedAt = r.receipts.get(hi, lo, NO_TIME);
+      if (receivedAt === NO_TIME) return;
+      openedReceived++;
+      if (openAt === 2147483647 || receivedAt === 2147483647) return;
+      if (openAt < receivedAt) opensBeforeReceipt++;
+      else deltas.push(openAt - receivedAt);
+    });
+    let convertedOpeners = 0;
+    let convertedReceived = 0;
+    let controlConverted = 0;
+    r.conversionUsers.forEach((hi, lo) => {
+      if (r.firstOpen.has(hi, lo)) convertedOpeners++;
+      if (r.receipts.has(hi, lo)) convertedReceived++;
+      if (r.controlUsers.has(hi, lo)) controlConverted++;
+    });
+    const receivedUsers = r.receipts.size;
+    const openUsers = r.firstOpen.size;
+    const round: CampaignRound = {
+      task_id: r.task_id,
+      scheduled_at: r.scheduled_at,
+      group: r.group,
+      sent: r.sent,
+      received: r.received,
+      failed: r.failed,
+      unsettled: r.sent - r.received - r.failed,
+      control_assigned: r.control,
+      opens: r.opens,
+      open_users: openUsers,
+      clicks: r.clicks,
+      click_users: r.clickUsers.size,
+      conversions: r.conversions,
+      conversion_users: r.conversionUsers.size,
+      success_rate: round6(ratio(r.received, r.received + r.failed)),
+      received_users: receivedUsers,
+      open_rate: round6(ratio(r.opens, r.received)),
+      open_rate_users: round6(ratio(openUsers, receivedUsers)),
+      conversion_rate: round6(ratio(r.conversions, r.opens)),
+      channels: [...r.channels].map((id) => input.channels.items[id]?.shown ?? ""),
+    };
+    return {
+      round,
+      openedReceived,
+      convertedOpeners,
+      convertedReceived,
+      controlUsers: r.controlUsers.size,
+      controlConverted,
+    };
+  });
+
+  const sum = (f: (r: CampaignRound) => number): number =>
+    derived.reduce((acc, d) => acc + f(d.round), 0);
+  const sent = sum((r) => r.sent);
+  const received = sum((r) => r.received);
+  const failed = sum((r) => r.failed);
+  const opens = sum((r) => r.opens);
+  const conversions = sum((r) => r.conversions);
+  const controlConversions = derived
+    .filter((d) => d.round.group === CONTROL_GROUP)
+    .reduce((acc, d) => acc + d.round.conversions, 0);
+  const totals: CampaignSummary["totals"] = {
+    sent,
+    received,
+    failed,
+    unsettled: sent - received - failed,
+    control_assigned: sum((r) => r.control_assigned),
+    opens,
+    open_users: input.openUsers.size,
+    clicks: sum((r) => r.clicks),
+    click_users: input.clickUsers.size,
+    conversions,
+    conversion_users: input.conversionUsers.size,
+    success_rate: round6(ratio(received, received + failed)),
+    received_users: input.receivedUsers.size,
+    open_rate: round6(ratio(opens, received)),
+    open_rate_users: round6(ratio(input.openUsers.size, input.receivedUsers.size)),
+    // Control-group conversions have no opens behind them: they stay in `conversions` (the
+    // contract's row count) but not in the rate by opens.
+    conversion_rate: round6(ratio(conversions - controlConversions, opens)),
+  };
+
+  const errorList = [...input.errorCodes.entries()].sort(
+    (a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]),
+  );
+
+  const eventTypes = input.eventTypes.items.map((item) => ({
+    event_type: item.shown,
+    count: input.eventCounts[item.id] ?? 0,
+    role: ROLE_NAMES[input.eventRoles[item.id] ?? 7] ?? "other",
+  }));
+  const conversionTypes = eventTypes
+    .filter((t) => t.role === "conversion")
+    .map((t) => t.event_type);
+  let conversionNote: string;
+  if (input.conversionType !== undefined) {
+    const asked = safeText(input.conversionType, MAX_KEY_BYTES);
+    conversionNote = conversionTypes.length
+      ? `Conversions are rows of "${asked}", as requested.`
+      : `No row has the requested conversion event type "${asked}"; event types in the file: ${listed(eventTypes.map((t) => t.event_type)) || "none"}.`;
+  } else {
+    conversionNote = conversionTypes.length
+      ? `Conversion event type inferred as ${listed(conversionTypes.map((t) => `"${t}"`))} (every type that is not a send-record, open or landing_clicked event); pass conversion_event_type to choose one.`
+      : "No conversion events in the file (no event type besides send records, opens and landing clicks).";
+  }
+
+  const byChannel = input.channels.items.map((item) => {
+    const acc = input.channelAcc[item.id] ?? { sent: 0, received: 0, failed: 0 };
+    return {
+      channel: item.shown || "(empty)",
+      sent: acc.sent,
+      received: acc.received,
+      failed: acc.failed,
+      success_rate: round6(ratio(acc.received, acc.received + acc.failed)),
+    };
+  });
+
+  const amountKey = mostUsed(input.revenue.amountKeys);
+  const currencyKey = mostUsed(input.revenue.currencyKeys);
+  const byCurrency = [...input.revenue.byCurrency.entries()]
+    .map(([currency, v]) => ({ currency, amount: round6(v.amount), conversions: v.conversions }))
+    .sort((a, b) => b.conversions - a.conversions);
+  const revenueNote =
+    conversions === 0
+      ? "No conversion events, so no revenue."
+      : amountKey === null
+        ? `No amount found in the conversion events' properties (looked for keys ${AMOUNT_KEYS.join(", ")}).`
+        : `Amounts read from the "${amountKey}" property${currencyKey ? `, currency from "${currencyKey}"` : ", with no currency property (listed as (none))"}; amounts are never added across currencies.`;
+
+  deltas.sort((a, b) => a - b);
+  const ab = abReadout(derived);
+
+  const result: CampaignSummary = {
+    kind: "campaign_event_data",
+    summary: "",
+    rows: input.rows,
+    rounds: derived.map((d) => d.round),
+    totals,
+    error_codes: errorList.map(([error_code, v]) => ({ error_code, count: v.count })),
+    file: { path: input.path, bytes: input.bytes },
+    event_types: eventTypes,
+    conversion_event_type: {
+      types: conversionTypes,
+      source: input.conversionType !== undefined ? "input" : "inferred",
+      note: conversionNote,
+    },
+    delivery: {
+      success_rate: totals.success_rate,
+      unsettled: totals.unsettled,
+      by_channel: byChannel,
+    },
+    failures: errorList.map(([error_code, v]) => ({
+      error_code,
+      count: v.count,
+      sample_message: v.sample,
+    })),
+    revenue: {
+      amount_key: amountKey,
+      currency_key: currencyKey,
+      by_currency: byCurrency,
+      unparsed_properties: input.revenue.unparsed,
+      note: revenueNote,
+    },
+    ab_test: ab,
+    timing: {
+      time_zone: input.timeZone,
+      receipt_to_first_open: {
+        pairs: deltas.length,
+        median_seconds: quantileSorted(deltas, 0.5),
+        p90_seconds: quantileSorted(deltas, 0.9),
+        opens_before_receipt: opensBeforeReceipt,
+      },
+      opens_by_hour: input.opensByHour,
+    },
+    unidentified_rows: input.unidentified,
+    warnings: input.warnings,
+  };
+  result.summary = oneLine(result);
+  return result;
+}
+
+/** A list for a note, kept short: the structured result has the full list. */
+function listed(items: string[], max = 12): string {
+  const shown = items.slice(0, max).join(", ");
+  return items.length > max ? `${shown} and ${items.length - max} more` : shown;
+}
+
+function oneLine(s: CampaignSummary): string {
+  const t = s.totals;
+  const parts = [
+    `${s.rows} rows, ${s.rounds.length} round(s)`,
+    `${t.sent} sent, ${pct(t.success_rate)} delivered (${t.failed} failed, ${t.unsettled} unsettled)`,
+    `open rate ${pct(t.open_rate)} (건) / ${pct(t.open_rate_users)} (명)`,
+    `${t.conversions} conversions (${pct(t.conversion_rate)} of opens)`,
+  ];
+  const top = s.error_codes[0];
+  if (top) parts.push(`top failure ${top.error_code} (${top.count})`);
+  const winner = s.ab_test.comparisons.find((c) => c.metric === "open_rate");
+  if (winner) parts.push(winner.verdict);
+  return parts.join("; ");
+}

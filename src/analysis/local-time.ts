@@ -1,0 +1,52 @@
+export const NO_TIME = -2147483648;
+
+/**
+ * Seconds since 2000-01-01 of a `YYYY-MM-DD HH:mm:ss` local time text, read straight from the
+ * bytes; NO_TIME when the text has another shape. Both ends of a receipt-to-open interval are in
+ * the same local zone, so their difference is exact except across a DST change (Asia/Seoul has
+ * none).
+ */
+export function localSeconds(buf: Buffer, s: number, e: number): number {
+  if (e - s < 19) return NO_TIME;
+  const d = (k: number): number => (buf[s + k] as number) - 48;
+  // Digit positions of YYYY-MM-DD HH:mm:ss, checked without building anything per call.
+  for (let k = 0; k < 19; k++) {
+    if (k === 4 || k === 7 || k === 10 || k === 13 || k === 16) continue;
+    const v = d(k);
+    if (v < 0 || v > 9) return NO_TIME;
+  }
+  const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
+  const month = d(5) * 10 + d(6);
+  const day = d(8) * 10 + d(9);
+  const hour = d(11) * 10 + d(12);
+  const minute = d(14) * 10 + d(15);
+  const second = d(17) * 10 + d(18);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return NO_TIME;
+  }
+  // Days from civil (H. Hinnant), relative to 2000-01-01.
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  const days = era * 146097 + doe - 730425;
+  const secs = days * 86400 + hour * 3600 + minute * 60 + second;
+  return secs >= -2147483647 && secs <= 2147483647 ? secs : NO_TIME;
+}
+
+/** True when bytes s..e are exactly `YYYY-MM-DD HH:mm:ss` (digits and separators). */
+export function isLocalTime(buf: Buffer, s: number, e: number): boolean {
+  if (e - s !== 19) return false;
+  for (let k = 0; k < 19; k++) {
+    const c = buf[s + k] as number;
+    if (k === 4 || k === 7) {
+      if (c !== 0x2d) return false;
+    } else if (k === 10) {
+      if (c !== 0x20) return false;
+    } else if (k === 13 || k === 16) {
+      if (c !== 0x3a) return false;
+    } else if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
