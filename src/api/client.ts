@@ -183,6 +183,7 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
         directory: call?.directory ?? join(options.dataDir, "exports"),
         signal: call?.signal,
         deadline: call?.deadline,
+        onProgress: call?.onProgress,
       });
     },
 

@@ -49,6 +49,8 @@ export interface DownloadContext {
   directory: string;
   signal?: AbortSignal | undefined;
   deadline?: number | undefined;
+  /** Called with the bytes written so far, after each chunk reaches the temporary file. */
+  onProgress?: ((bytes: number) => void) | undefined;
 }
 
 type Refusal = DownloadRefusedError["reason"];
@@ -238,6 +240,7 @@ export async function downloadExport(
       directory,
       context.maxBytes,
       expected,
+      context.onProgress,
     );
     await onDisk(directory, () => rename(tempPath, finalPath));
     return { path: finalPath, bytes };
@@ -295,6 +298,7 @@ async function streamToFile(
   directory: string,
   maxBytes: number,
   expected: number | undefined,
+  onProgress: ((bytes: number) => void) | undefined,
 ): Promise<number> {
   const handle = await onDisk(directory, () => open(path, "wx", 0o600));
   let bytes = 0;
@@ -313,6 +317,7 @@ async function streamToFile(
         );
       }
       await onDisk(directory, () => handle.write(buffer));
+      onProgress?.(bytes);
     }
     if (expected !== undefined && bytes !== expected) {
       throw failed(

@@ -24,6 +24,8 @@ export interface DownloadedFile {
 export interface DownloadOptions extends CallOptions {
   /** Directory the file is written to (defaults to the client's data directory). */
   directory?: string | undefined;
+  /** Called with the bytes written so far as the file arrives (e.g. for progress reports). */
+  onProgress?: ((bytes: number) => void) | undefined;
 }
 
 /** The typed client of spec sections 4.1 to 4.4; every tool and the CLI go through it. */

@@ -1,3 +1,4 @@
+import { Transform } from "node:stream";
 import type { FaultAction, FaultInjector, FaultRule, SandboxOperation } from "./types.js";
 
 const OPERATIONS: readonly SandboxOperation[] = [
@@ -32,6 +33,12 @@ export function createFaultInjector(): ServerFaults {
       if (rule.action.type === "truncate" && rule.operation !== "download") {
         throw new Error(`A truncate fault applies to downloads only, not to ${rule.operation}`);
       }
+      if (rule.action.type === "throttle") {
+        if (rule.operation !== "download") {
+          throw new Error(`A throttle fault applies to downloads only, not to ${rule.operation}`);
+        }
+        if (!(rule.action.bytesPerSecond > 0)) throw new Error("bytesPerSecond must be positive");
+      }
       rules.push({ operation: rule.operation, action: rule.action, left: times });
     },
     clear(): void {
@@ -50,4 +57,33 @@ export function createFaultInjector(): ServerFaults {
       return rule.action;
     },
   };
+}
+
+/**
+ * Passes bytes on at about `bytesPerSecond`, in slices of a tenth of a second, like a slow link:
+ * the receiver sees the file arrive gradually rather than after one long pause.
+ */
+export function throttle(bytesPerSecond: number): Transform {
+  const slice = Math.max(1, Math.floor(bytesPerSecond / 10));
+  let timer: NodeJS.Timeout | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      let offset = 0;
+      const next = () => {
+        timer = undefined;
+        if (offset >= chunk.length) {
+          callback();
+          return;
+        }
+        this.push(chunk.subarray(offset, offset + slice));
+        offset += slice;
+        timer = setTimeout(next, 100);
+      };
+      next();
+    },
+    destroy(error, callback) {
+      if (timer !== undefined) clearTimeout(timer);
+      callback(error);
+    },
+  });
 }

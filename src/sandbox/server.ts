@@ -6,7 +6,7 @@ import { log } from "../log.js";
 import type { SandboxClock } from "./clock.js";
 import type { UrlSigner } from "./download-urls.js";
 import type { ExportJobs } from "./export-jobs.js";
-import type { ServerFaults } from "./faults.js";
+import { type ServerFaults, throttle } from "./faults.js";
 import {
   BodyTooLargeError,
   errorReply,
@@ -268,7 +268,11 @@ export function createRequestHandler(ctx: ServerContext) {
       return;
     }
     try {
-      await pipeline(createReadStream(file.path), res);
+      if (action?.type === "throttle") {
+        await pipeline(createReadStream(file.path), throttle(action.bytesPerSecond), res);
+      } else {
+        await pipeline(createReadStream(file.path), res);
+      }
     } catch (error) {
       // A client that goes away mid-download is its own business, not a server fault.
       if (res.destroyed || res.socket === null || res.writableEnded) {

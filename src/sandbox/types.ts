@@ -59,7 +59,9 @@ export type FaultAction =
   /** Read the request, then destroy the socket without answering. */
   | { type: "drop" }
   /** Downloads only: send the headers and this many bytes of the file, then destroy the socket. */
-  | { type: "truncate"; bytes: number };
+  | { type: "truncate"; bytes: number }
+  /** Downloads only: send the file at about this many bytes per second (a slow link). */
+  | { type: "throttle"; bytesPerSecond: number };
 
 export interface FaultRule {
   operation: SandboxOperation;

@@ -8,7 +8,14 @@ import {
   checkWaitSeconds,
   describeBudget,
 } from "./export-common.js";
-import { describeJob, followJob, jobResult, pollOnce } from "./export-flow.js";
+import {
+  describeBytes,
+  describeJob,
+  followJob,
+  jobResult,
+  pendingDownload,
+  pollOnce,
+} from "./export-flow.js";
 import { callHint, formatBytes, table, truncate } from "./format.js";
 import {
   checkInteger,
@@ -66,6 +73,20 @@ const outputSchema = z.object({
     .optional()
     .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
   error: z.string().optional().describe("A temporary failure; the job is intact, see next_step."),
+  status: z
+    .string()
+    .optional()
+    .describe(
+      'The job\'s status, or "downloading": the job is completed and its file is still downloading in the background (call check_export as next_step says).',
+    ),
+  download_progress: z
+    .object({ bytes: z.number(), total_bytes: z.number().optional() })
+    .optional()
+    .describe("While downloading: bytes received so far and the file's size."),
+  earlier_download_error: z
+    .string()
+    .optional()
+    .describe("A background download that had failed after an earlier call; this call retried it."),
   file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
   file_bytes: z.number().optional(),
   resource_uri: z.string().optional(),
@@ -82,7 +103,7 @@ export default defineTool({
   title: "Check an export job",
   description: `Check (and wait for) an export job created by start_export; when it is completed, download its file. Without job_id, list recent export jobs from the local ledger.
 Use when start_export returned before the job finished (it gives the exact check_export call), or to find earlier exports and their files.
-Returns the job and, once completed, the local file_path and a resource link; a failed job or an expired download URL is an error telling you to create a new job with start_export and "force": true.
+Returns the job and, once completed, the local file_path and a resource link. status "downloading": the job is completed and its file is still downloading in the background (bytes so far in download_progress); call check_export again as next_step says, it continues the same download. A failed download is retried by the next call; a failed job or an expired download URL is an error telling you to create a new job with start_export and "force": true.
 Limits: jobs are polled at most every ${5} seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,
@@ -190,10 +211,18 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
     const problem =
       outcome.problem ?? (outcome.job.status === "completed" ? undefined : pollProblem);
-    const result = jobResult(outcome.job, outcome.download, runtime.config.timeZone, problem);
+    const result = jobResult(
+      outcome.job,
+      outcome.download,
+      runtime.config.timeZone,
+      problem,
+      pendingDownload(outcome),
+    );
     const summary = outcome.download
       ? `Export ${job._id} completed; ${formatBytes(outcome.download.bytes)} saved.`
-      : `Export ${job._id} is ${outcome.job.status}; call check_export again.`;
+      : outcome.downloading !== undefined
+        ? `Export ${job._id} is completed; its file is downloading in the background (${describeBytes(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export again.`
+        : `Export ${job._id} is ${outcome.job.status}; call check_export again.`;
     return {
       structured: { summary, ...result, budget },
       text: describeJob(result),

@@ -1,9 +1,10 @@
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
-import { ApiError } from "../api/errors.js";
+import { ApiError, DownloadRefusedError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
+import { downloadsOf } from "./download-manager.js";
 import { errorText } from "./error-result.js";
 import {
   ExportCallError,
@@ -118,34 +119,126 @@ export interface DownloadInfo {
   link: ResourceLink;
 }
 
+/** How far a job's file has come when a call's wait for it ended. */
+export type DownloadOutcome =
+  | { state: "done"; info: DownloadInfo; earlier?: unknown }
+  | { state: "downloading"; bytes: number; totalBytes?: number | undefined; earlier?: unknown };
+
+/** Between progress notifications while a download is awaited. */
+const DOWNLOAD_PROGRESS_MS = 500;
+
 /**
- * The file of a completed job: the one already downloaded if it is still there, otherwise a
- * fresh download (re-reading the job when the stored URL lacks its signature).
+ * The file of a completed job, awaited for at most `budgetMs`: the one already downloaded if it
+ * is still there, else the job's background download (joined if running, started otherwise).
+ * The download outlives this call (see download-manager.ts); when the budget runs out the result
+ * says how far it got. A download that failed while nobody waited is retried here and returned
+ * as `earlier`, unless the URL expired, which only a new job cures.
  */
-export async function ensureDownloaded(
+export async function awaitDownload(
   runtime: ToolRuntime,
   job: ExportJob,
   call: ToolCall,
   entry: LedgerEntry | undefined,
-): Promise<DownloadInfo> {
+  budgetMs: number,
+): Promise<DownloadOutcome> {
   if (entry?.file_path !== undefined && entry.file_bytes !== undefined) {
     if (await exists(entry.file_path)) {
-      return describeDownload(job, entry.file_path, entry.file_bytes);
+      return { state: "done", info: describeDownload(job, entry.file_path, entry.file_bytes) };
     }
   }
+  const downloads = downloadsOf(runtime);
+  let task = downloads.get(job._id);
+  let earlier: unknown;
+  if (task === undefined || task.state !== "running") {
+    earlier = downloads.takeFailure(job._id);
+    if (earlier instanceof DownloadRefusedError && earlier.reason === "expired") throw earlier;
+    await reportProgress(call, `Downloading the file of export job ${job._id}`);
+    task = downloads.start(job._id, job.file_size, (signal, onProgress) =>
+      backgroundDownload(runtime, job, signal, onProgress),
+    );
+  }
+  const settled = task.done.then(
+    (file) => ({ file }),
+    (error: unknown) => ({ error }),
+  );
+  const deadline = Date.now() + Math.max(0, budgetMs);
+  let reported = -1;
+  for (;;) {
+    const left = deadline - Date.now();
+    const outcome = await Promise.race([
+      settled,
+      left <= 0
+        ? Promise.resolve(undefined)
+        : sleep(Math.min(left, DOWNLOAD_PROGRESS_MS), call.signal),
+    ]);
+    if (outcome !== undefined) {
+      if ("error" in outcome) {
+        // This call reports it; the next one must not report it again.
+        downloads.takeFailure(job._id);
+        throw outcome.error;
+      }
+      return {
+        state: "done",
+        info: describeDownload(job, outcome.file.path, outcome.file.bytes),
+        ...(earlier === undefined ? {} : { earlier }),
+      };
+    }
+    if (task.bytes > reported) {
+      reported = task.bytes;
+      await reportBytes(call, task.bytes, task.totalBytes, job._id);
+    }
+    if (Date.now() >= deadline) {
+      return {
+        state: "downloading",
+        bytes: task.bytes,
+        totalBytes: task.totalBytes,
+        ...(earlier === undefined ? {} : { earlier }),
+      };
+    }
+  }
+}
+
+/** Runs detached from any tool call: only server close (`signal`) stops it. */
+async function backgroundDownload(
+  runtime: ToolRuntime,
+  job: ExportJob,
+  signal: AbortSignal,
+  onProgress: (bytes: number) => void,
+) {
   const api = await runtime.api();
   let source = job;
   // The ledger keeps no signed URL; a job read from it needs a fresh read for a usable URL.
   if (source.download_url === undefined || source.download_url.includes("[REDACTED]")) {
-    source = await api.getExportJob(job._id, { signal: call.signal });
+    source = await api.getExportJob(job._id, { signal });
     runtime.lastPolledAt.set(job._id, Date.now());
     await runtime.ledger.updateJob(source);
   }
   // The client refuses an expired URL (DownloadRefusedError "expired") by its own clock.
-  await reportProgress(call, `Downloading the file of export job ${job._id}`);
-  const file = await api.downloadExport(source, { signal: call.signal });
+  const file = await api.downloadExport(source, { signal, onProgress });
   await runtime.ledger.recordDownload(job._id, file.path, file.bytes);
-  return describeDownload(job, file.path, file.bytes);
+  return file;
+}
+
+/** Byte counts as progress values (so they increase with the file), the message in MB. */
+function reportBytes(
+  call: ToolCall,
+  bytes: number,
+  total: number | undefined,
+  jobId: string,
+): Promise<void> {
+  const step = Math.max((progressSteps.get(call) ?? 0) + 1, bytes);
+  progressSteps.set(call, step);
+  return call.progress(
+    step,
+    `Downloading the file of export job ${jobId}: ${describeBytes(bytes, total)}`,
+    total,
+  );
+}
+
+/** "12.3 of 700.0 MB", or "12.3 MB so far" when the size is not known. */
+export function describeBytes(bytes: number, total: number | undefined): string {
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return total === undefined ? `${mb(bytes)} MB so far` : `${mb(bytes)} of ${mb(total)} MB`;
 }
 
 function describeDownload(job: ExportJob, path: string, bytes: number): DownloadInfo {
@@ -184,6 +277,8 @@ export function assertNotFailed(job: ExportJob): void {
 /** The shared structured fields of a job result. */
 export interface JobResult {
   job: ExportJob;
+  /** The job's status, or "downloading": completed, its file not yet local. */
+  status: string;
   done: boolean;
   /** The exported range as inclusive calendar dates in the app's zone (absent: no limit). */
   from_date?: string;
@@ -191,8 +286,12 @@ export interface JobResult {
   file_path?: string;
   file_bytes?: number;
   resource_uri?: string;
+  /** While the file downloads in the background: bytes so far and the announced size. */
+  download_progress?: { bytes: number; total_bytes?: number };
   /** A temporary failure after the job was created; the job is intact, next_step continues. */
   error?: string;
+  /** A download that failed after an earlier call returned, retried by this one. */
+  earlier_download_error?: string;
   next_step: string;
 }
 
@@ -201,9 +300,12 @@ export function jobResult(
   download: DownloadInfo | undefined,
   zone: string,
   problem?: unknown,
+  pending?: { bytes: number; totalBytes?: number | undefined; earlier?: unknown },
 ): JobResult {
+  const downloading = download === undefined && pending !== undefined;
   const result: JobResult = {
     job: safeJob(job),
+    status: downloading ? "downloading" : job.status,
     done: isTerminal(job.status) && download !== undefined,
     next_step:
       download !== undefined
@@ -219,7 +321,16 @@ export function jobResult(
     result.file_bytes = download.bytes;
     result.resource_uri = download.link.uri;
   }
+  if (downloading) {
+    result.download_progress = {
+      bytes: pending.bytes,
+      ...(pending.totalBytes === undefined ? {} : { total_bytes: pending.totalBytes }),
+    };
+  }
   if (problem !== undefined) result.error = errorText(problem, "the export");
+  if (pending?.earlier !== undefined) {
+    result.earlier_download_error = errorText(pending.earlier, "the earlier download");
+  }
   return result;
 }
 
@@ -244,10 +355,18 @@ export function describeJob(result: JobResult): string {
   const lines = [
     `Export job \`${job._id}\`: **${job.status}** (${job.type}, ${target}, ${range}).`,
   ];
+  if (result.earlier_download_error !== undefined) {
+    lines.push(`${result.earlier_download_error} Retried now.`);
+  }
   if (result.error !== undefined) lines.push(result.error);
   if (result.file_path !== undefined) {
     lines.push(`File: ${result.file_path} (${formatBytes(result.file_bytes ?? 0)}).`);
     lines.push(`Next: ${result.next_step}`);
+  } else if (result.download_progress !== undefined) {
+    const p = result.download_progress;
+    lines.push(
+      `The file is **downloading** in the background: ${describeBytes(p.bytes, p.total_bytes)}; it continues after this call. Next: ${result.next_step}`,
+    );
   } else {
     lines.push(
       `${result.error === undefined ? "Not finished yet" : "The job is intact"}. Next: ${result.next_step}`,
@@ -260,14 +379,28 @@ export interface FollowOutcome {
   job: ExportJob;
   timedOut: boolean;
   download?: DownloadInfo | undefined;
+  /** Completed, but the wait ran out while the file was still downloading in the background. */
+  downloading?: { bytes: number; totalBytes?: number | undefined } | undefined;
+  /** A background download that had failed after an earlier call returned; retried here. */
+  earlier?: ExportCallError | undefined;
   /** A temporary failure met after the job existed; the result carries it with next_step. */
   problem?: ExportCallError | undefined;
 }
 
+/** What jobResult needs of a follow's download state (also an earlier failure it retried). */
+export function pendingDownload(
+  outcome: FollowOutcome,
+): { bytes: number; totalBytes?: number | undefined; earlier?: unknown } | undefined {
+  if (outcome.downloading !== undefined)
+    return { ...outcome.downloading, earlier: outcome.earlier };
+  if (outcome.earlier !== undefined) return { bytes: 0, earlier: outcome.earlier };
+  return undefined;
+}
+
 /**
- * Waits for a job that exists and downloads its file. A temporary failure (poll 500s, a cut
- * download) becomes part of a normal result, because the job and its spent creation must stay
- * in the model's hands; a lasting one is thrown with the job's ID attached.
+ * Waits for a job that exists and for its file, both within `waitSeconds` in all. A temporary
+ * failure (poll 500s, a cut download) becomes part of a normal result, because the job and its
+ * spent creation must stay in the model's hands; a lasting one is thrown with the job's ID attached.
  */
 export async function followJob(
   runtime: ToolRuntime,
@@ -276,9 +409,12 @@ export async function followJob(
   call: ToolCall,
   context: ExportContext,
 ): Promise<FollowOutcome> {
+  const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
   let current = job;
   let timedOut = false;
   const withJob = { ...context, jobId: job._id };
+  const asCallError = (error: unknown) =>
+    error instanceof ApiError ? new ExportCallError(error, withJob) : undefined;
   try {
     if (waitSeconds > 0 && !isTerminal(current.status)) {
       const outcome = await waitForJob(runtime, current, waitSeconds, call);
@@ -293,13 +429,22 @@ export async function followJob(
     }
     assertNotFailed(current);
     if (current.status !== "completed") return { job: current, timedOut };
-    const download = await ensureDownloaded(
+    const download = await awaitDownload(
       runtime,
       current,
       call,
       await runtime.ledger.get(current._id),
+      deadline - Date.now(),
     );
-    return { job: current, timedOut, download };
+    const earlier = asCallError(download.earlier);
+    if (download.state === "done")
+      return { job: current, timedOut, download: download.info, earlier };
+    return {
+      job: current,
+      timedOut: true,
+      downloading: { bytes: download.bytes, totalBytes: download.totalBytes },
+      earlier,
+    };
   } catch (error) {
     if (isTemporary(error) && !call.signal.aborted) {
       return { job: current, timedOut, problem: new ExportCallError(error, withJob) };

@@ -3,6 +3,7 @@ import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalo
 import type { Config } from "../config.js";
 import { JobLedger, ledgerScope } from "../ledger/ledger.js";
 import type { EmbeddedSandbox } from "../sandbox-mode.js";
+import { downloadsOf } from "./download-manager.js";
 import type { ToolRuntime } from "./tool.js";
 
 export interface RuntimeDeps {
@@ -64,7 +65,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     ? ledgerScope("sandbox", undefined)
     : ledgerScope(config.baseUrl ?? "", config.applicationId);
 
-  return {
+  const runtime: ToolRuntime = {
     config,
     sandbox: sandboxMode,
     // The ledger compares with the service's timestamps (URL expiry, job creation): same clock.
@@ -87,6 +88,8 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     },
     now,
     async close() {
+      // Before the client closes: each aborted download removes its partial file first.
+      await downloadsOf(runtime).close();
       const started = apiPromise;
       apiPromise = undefined;
       if (started !== undefined) {
@@ -95,4 +98,5 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       }
     },
   };
+  return runtime;
 }

@@ -16,7 +16,14 @@ import {
   checkWaitSeconds,
   describeBudget,
 } from "./export-common.js";
-import { describeJob, followJob, jobResult, pollOnce } from "./export-flow.js";
+import {
+  describeBytes,
+  describeJob,
+  followJob,
+  jobResult,
+  pendingDownload,
+  pollOnce,
+} from "./export-flow.js";
 import { formatBytes } from "./format.js";
 import {
   DEFAULT_WAIT_SECONDS,
@@ -58,6 +65,20 @@ const outputSchema = z.object({
   ...resultBase,
   job: exportJobOutput.describe("The export job as the API returns it (signed URL query removed)."),
   done: z.boolean().describe("true when the job is completed or failed."),
+  status: z
+    .string()
+    .optional()
+    .describe(
+      'The job\'s status, or "downloading": the job is completed and its file is still downloading in the background (call check_export as next_step says).',
+    ),
+  download_progress: z
+    .object({ bytes: z.number(), total_bytes: z.number().optional() })
+    .optional()
+    .describe("While downloading: bytes received so far and the file's size."),
+  earlier_download_error: z
+    .string()
+    .optional()
+    .describe("A background download that had failed after an earlier call; this call retried it."),
   file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
   file_bytes: z.number().optional(),
   resource_uri: z.string().optional().describe("MCP resource URI of the downloaded file."),
@@ -88,7 +109,7 @@ export default defineTool({
   title: "Start an export job",
   description: `Create an export job for a campaign's raw events (CSV) or a scenario's daily metrics (XLSX), wait for it and download the file.
 Use after campaign_metrics has identified the campaign (or when the user names a scenario), before summarize_export.
-Returns the job, and once it is completed the local file_path and a resource link. If the wait runs out first it returns the job status and the exact check_export call to make.
+Returns the job, and once it is completed the local file_path and a resource link. If the wait runs out first it returns the job status and the exact check_export call to make; status "downloading" means the job is completed and its file (up to ~700 MB) is still downloading in the background, with bytes so far: follow next_step (check_export) to finish.
 Limits: the service allows 10 job creations per 10 minutes per application (a local budget refuses early and says when the next slot opens); an identical earlier request whose file or URL is still valid is answered from the local ledger without a new job unless force is true. A campaign range may hold at most 120 rounds and 2,000,000 sends (otherwise narrow from/to and split). Files are kept in CRM_DATA_DIR.
 Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30", "wait_seconds": 30}`,
   inputSchema,
@@ -152,14 +173,22 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
 
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
     const current = outcome.job;
-    const result = jobResult(current, outcome.download, runtime.config.timeZone, outcome.problem);
+    const result = jobResult(
+      current,
+      outcome.download,
+      runtime.config.timeZone,
+      outcome.problem,
+      pendingDownload(outcome),
+    );
     const budget = await runtime.ledger.budgetStatus();
     const reused = reusedCreatedAt !== undefined;
     const summary = outcome.download
       ? `Export ${current._id} completed${reused ? " (reused)" : ""}; ${formatBytes(outcome.download.bytes)} saved.`
-      : outcome.problem !== undefined
-        ? `Export ${current._id} is ${current.status}; a temporary error interrupted it, call check_export to continue.`
-        : `Export ${current._id} is ${current.status}${outcome.timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
+      : outcome.downloading !== undefined
+        ? `Export ${current._id} is completed; its file is downloading in the background (${describeBytes(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export to finish.`
+        : outcome.problem !== undefined
+          ? `Export ${current._id} is ${current.status}; a temporary error interrupted it, call check_export to continue.`
+          : `Export ${current._id} is ${current.status}${outcome.timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
     const text = [note, describeJob(result), describeBudget(budget)]
       .filter((l) => l !== "")
       .join("\n");

@@ -1,5 +1,6 @@
 import { access } from "node:fs/promises";
 import { z } from "zod";
+import { AnalysisError } from "../analysis/errors.js";
 import {
   campaignSummaryOutputSchema,
   renderSummaryMarkdown,
@@ -7,9 +8,12 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { ToolInputError } from "./errors.js";
-import { assertNotFailed, ensureDownloaded, pollOnce } from "./export-flow.js";
+import { assertNotFailed, awaitDownload, describeBytes, pollOnce } from "./export-flow.js";
 import { resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
+
+/** How long summarize_export waits for a job's file before pointing to check_export. */
+const DOWNLOAD_WAIT_MS = 20_000;
 
 const inputSchema = z.object({
   job_id: z
@@ -96,7 +100,15 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
             `Export job ${jobId} is ${job.status}, so there is no file yet. Wait with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
           );
         }
-        path = (await ensureDownloaded(runtime, job, call, entry)).path;
+        const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS);
+        if (download.state === "downloading") {
+          // Printed as is; the file simply is not local yet, and check_export can wait longer.
+          throw new AnalysisError(
+            `The file of export job ${jobId} is still downloading in the background (${describeBytes(download.bytes, download.totalBytes)}); the download continues. Wait for it with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
+            "not_found",
+          );
+        }
+        path = download.info.path;
       }
     }
     const result = await summarizeFile(path as string, {
