@@ -12,12 +12,16 @@ export const KST = "Asia/Seoul";
 /** The metrics endpoint's largest window (spec 4.4 rule 2, spec 8). */
 export const MAX_METRICS_WINDOW_DAYS = 180;
 
+/** The window campaign_metrics looks at when no task_from is given. */
+export const DEFAULT_METRICS_WINDOW_DAYS = 30;
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 // Luxon's fromISO also takes week and ordinal dates and bare years; users mean none of those.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
-const ACCEPTED =
-  "YYYY-MM-DD (e.g. 2026-11-01) or an ISO 8601 date-time (e.g. 2026-11-01T09:00:00+09:00; without an offset it is read in the time zone noted above)";
+function acceptedFormats(zone: string): string {
+  return `YYYY-MM-DD (e.g. 2026-11-01) or an ISO 8601 date-time (e.g. 2026-11-01T09:00:00+09:00; without an offset it is read in ${zone})`;
+}
 
 export class DateInputError extends Error {
   override name = "DateInputError";
@@ -50,7 +54,7 @@ export function parseDateInput(
     }
   }
   throw new DateInputError(
-    `${field}: "${shorten(value)}" is not a valid date. Use ${ACCEPTED.replace("the time zone noted above", zone)}.`,
+    `${field}: "${shorten(value)}" is not a valid date. Use ${acceptedFormats(zone)}.`,
     field,
   );
 }
@@ -116,12 +120,20 @@ export interface MetricsWindow {
 /**
  * Spec 4.4: offset-less date-times are KST (whatever the application's zone); a date-only
  * `task_from` is 00:00 KST of that day and a date-only `task_to` is 00:00 KST of the next day, so
- * the date written in `task_to` is included whole.
+ * the date written in `task_to` is included whole. Without `task_from` the window is the
+ * `defaultDays` days before that end.
  */
-export function resolveMetricsWindow(taskFrom: string, taskTo: string): MetricsWindow {
-  const from = parseDateInput(taskFrom, KST, "task_from").dateTime;
+export function resolveMetricsWindow(
+  taskFrom: string | undefined,
+  taskTo: string,
+  defaultDays: number = DEFAULT_METRICS_WINDOW_DAYS,
+): MetricsWindow {
   const parsedTo = parseDateInput(taskTo, KST, "task_to");
   const to = parsedTo.dateOnly ? parsedTo.dateTime.plus({ days: 1 }) : parsedTo.dateTime;
+  const from =
+    taskFrom === undefined
+      ? to.minus({ days: defaultDays })
+      : parseDateInput(taskFrom, KST, "task_from").dateTime;
   if (from.toMillis() >= to.toMillis()) {
     throw new DateInputError(
       `task_from (${formatMetricsParam(from)}) must be before task_to (${formatMetricsParam(to)}, exclusive); for example task_from=2026-11-01 task_to=2026-11-30.`,
@@ -129,6 +141,20 @@ export function resolveMetricsWindow(taskFrom: string, taskTo: string): MetricsW
     );
   }
   return { from, to };
+}
+
+/**
+ * The export of the same period as a metrics window: spec 4.2 takes calendar dates in the
+ * application's zone, `to` included, so the exclusive window end becomes the day before.
+ */
+export function windowToExportDates(
+  window: MetricsWindow,
+  zone: string,
+): { from: string; to: string } {
+  return {
+    from: window.from.setZone(zone).toISODate() as string,
+    to: window.to.minus({ milliseconds: 1 }).setZone(zone).toISODate() as string,
+  };
 }
 
 /** Consecutive spans of at most `maxDays` days covering `window` with no gap and no overlap. */

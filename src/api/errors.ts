@@ -146,18 +146,21 @@ export class InvalidResponseError extends ApiError {
   readonly transient = false;
 }
 
+/** Why a download was refused before or during the transfer. */
+export type DownloadRefusalReason =
+  | "expired"
+  | "insecure"
+  | "host_not_allowed"
+  | "too_large"
+  | "bad_url";
+
 /** A download refused before connecting: expired URL, plain http, or a host not allowed. */
 export class DownloadRefusedError extends ApiError {
   readonly kind = "download_refused";
   readonly transient = false;
   /** `expired` means a new export job is needed; the others are configuration or safety issues. */
-  readonly reason: "expired" | "insecure" | "host_not_allowed" | "too_large" | "bad_url";
-  constructor(
-    message: string,
-    init: ApiErrorInit & {
-      reason: "expired" | "insecure" | "host_not_allowed" | "too_large" | "bad_url";
-    },
-  ) {
+  readonly reason: DownloadRefusalReason;
+  constructor(message: string, init: ApiErrorInit & { reason: DownloadRefusalReason }) {
     super(message, init);
     this.reason = init.reason;
   }

@@ -1,13 +1,15 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 import {
+  DEFAULT_METRICS_WINDOW_DAYS,
   describeWindowKst,
   formatMetricsParam,
   KST,
+  MAX_METRICS_WINDOW_DAYS,
   type MetricsWindow,
-  parseDateInput,
   resolveMetricsWindow,
   splitMetricsWindow,
+  windowToExportDates,
   windowToUtc,
 } from "../api/dates.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
@@ -25,7 +27,7 @@ import {
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
-const DEFAULT_DAYS = 30;
+const DEFAULT_DAYS = DEFAULT_METRICS_WINDOW_DAYS;
 const DEFAULT_TOP_N = 20;
 const MAX_TOP_N = 500;
 const MAX_TASKS_LISTED = 200;
@@ -243,7 +245,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         : callHint("start_export", {
             type: "campaign_event_data",
             campaign_id: shown[0]._id,
-            ...exportDates(window, runtime.config.timeZone),
+            ...windowToExportDates(window, runtime.config.timeZone),
           });
     return {
       structured: {
@@ -284,26 +286,7 @@ function defaultWindow(
 ): MetricsWindow {
   const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v);
   const today = DateTime.fromMillis(now, { zone: KST }).toISODate() as string;
-  const taskTo = blank(to) ?? today;
-  let taskFrom = blank(from);
-  if (taskFrom === undefined) {
-    // The end as resolveMetricsWindow reads it: a date-only task_to includes that day.
-    const parsed = parseDateInput(taskTo, KST, "task_to");
-    const end = parsed.dateOnly ? parsed.dateTime.plus({ days: 1 }) : parsed.dateTime;
-    taskFrom = formatMetricsParam(end.minus({ days: DEFAULT_DAYS }));
-  }
-  return resolveMetricsWindow(taskFrom, taskTo);
-}
-
-/**
- * The export of a campaign over the same period: spec 4.2 takes calendar dates in the
- * application's zone, `to` included, so the exclusive window end becomes the day before.
- */
-function exportDates(window: MetricsWindow, zone: string): { from: string; to: string } {
-  return {
-    from: window.from.setZone(zone).toISODate() as string,
-    to: window.to.minus({ milliseconds: 1 }).setZone(zone).toISODate() as string,
-  };
+  return resolveMetricsWindow(blank(from), blank(to) ?? today, DEFAULT_DAYS);
 }
 
 /** Nothing matched: drop the filters if there are any, else look further back. */
@@ -455,7 +438,10 @@ function renderText(
   tasksNotShown: number | undefined,
 ): string {
   const lines = [summary];
-  if (requests > 1) lines.push(`(Window longer than 180 days: ${requests} requests merged.)`);
+  if (requests > 1)
+    lines.push(
+      `(Window longer than ${MAX_METRICS_WINDOW_DAYS} days: ${requests} requests merged.)`,
+    );
   if (shown.length > 0) {
     lines.push(
       table(

@@ -8,6 +8,7 @@ import {
   resolveExportRange,
   resolveMetricsWindow,
   splitMetricsWindow,
+  windowToExportDates,
 } from "../../src/api/dates.js";
 
 const DAY = 86_400_000;
@@ -108,6 +109,38 @@ describe("resolveMetricsWindow (spec 4.4)", () => {
       DateInputError,
     );
     expect(() => resolveMetricsWindow("2026-11-03", "2026-11-01")).toThrow(/task_from/);
+  });
+
+  it("without task_from takes the given number of days before the end", () => {
+    // Date-only end: the window ends at 00:00 KST after 2026-11-30, so 30 days start 2026-11-01.
+    const w = resolveMetricsWindow(undefined, "2026-11-30", 30);
+    expect(w.from.toMillis()).toBe(Date.UTC(2026, 9, 31, 15));
+    expect(w.to.toMillis()).toBe(Date.UTC(2026, 10, 30, 15));
+    // A date-time end is exclusive as written; 7 days back from it.
+    const t = resolveMetricsWindow(undefined, "2026-11-30T12:00:00Z", 7);
+    expect(t.from.toMillis()).toBe(Date.UTC(2026, 10, 23, 12));
+    expect(t.to.toMillis()).toBe(Date.UTC(2026, 10, 30, 12));
+  });
+
+  it("names the time zone it read an offset-less value in", () => {
+    expect(() => parseDateInput("nope", "Europe/Berlin", "from")).toThrow(
+      /without an offset it is read in Europe\/Berlin/,
+    );
+  });
+});
+
+describe("windowToExportDates (spec 4.2 from a 4.4 window)", () => {
+  it("gives inclusive calendar dates in the application's zone", () => {
+    const w = resolveMetricsWindow("2026-11-01", "2026-11-30");
+    expect(windowToExportDates(w, "Asia/Seoul")).toEqual({ from: "2026-11-01", to: "2026-11-30" });
+    // The same instants in UTC start on the previous evening: 2026-10-31 15:00Z to 2026-11-30 15:00Z.
+    expect(windowToExportDates(w, "UTC")).toEqual({ from: "2026-10-31", to: "2026-11-30" });
+    // An end exactly at midnight of the app zone does not pull in the next day.
+    const utcMidnight = resolveMetricsWindow("2026-11-01T09:00", "2026-11-03T00:00:00Z");
+    expect(windowToExportDates(utcMidnight, "UTC")).toEqual({
+      from: "2026-11-01",
+      to: "2026-11-02",
+    });
   });
 });
 
