@@ -255,11 +255,9 @@ export async function tallyCampaignRows(
       seed = 0x75;
     }
     const hasUser = ue > us;
-    if (hasUser) {
-      hashBytes(buf, us, ue, seed, hash);
-    } else {
-      unidentified++;
-    }
+    if (!hasUser) unidentified++;
+    // Send and failure rows count no users (about half the rows), so their ids are not hashed.
+    else if (role !== 0 && role !== 2) hashBytes(buf, us, ue, seed, hash);
     const hi = hash[0] as number;
     const lo = hash[1] as number;
 

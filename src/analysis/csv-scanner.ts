@@ -226,6 +226,18 @@ export class CsvScanner {
     throw new CsvScanError(message, line, code);
   }
 
+  private tooManyFields(line: number): never {
+    this.fail("too_many_fields", `Line ${line} has more than ${this.maxFields} fields.`, line);
+  }
+
+  private fieldTooLarge(line: number): never {
+    this.fail(
+      "field_too_large",
+      `A field on line ${line} is larger than ${this.maxField} bytes.`,
+      line,
+    );
+  }
+
   /** Scans `data` and returns how many leading bytes belong to records already delivered. */
   private scan(data: Buffer, final: boolean): number {
     const rec = this.rec;
@@ -245,32 +257,11 @@ export class CsvScanner {
     let recordLine = this.recordLine;
     let nextLf = -2; // cached position of the next LF at or after the scan position
 
-    const endField = (end: number): void => {
-      if (count >= maxFields) {
-        this.fail(
-          "too_many_fields",
-          `Line ${recordLine} has more than ${maxFields} fields.`,
-          recordLine,
-        );
-      }
-      if (end - fieldStart > this.maxField) {
-        this.fail(
-          "field_too_large",
-          `A field on line ${recordLine} is larger than ${this.maxField} bytes.`,
-          recordLine,
-        );
-      }
-      starts[count] = fieldStart;
-      ends[count] = end;
-      escaped[count] = fieldEscaped;
-      count++;
-    };
-    const endRecord = (): void => {
-      rec.count = count;
-      rec.line = recordLine;
-      this.onRecord(rec);
-      count = 0;
-    };
+    // The field and record ends below are written out where they happen, not as closures: a
+    // closure that writes `count` or `fieldStart` would move them out of registers into a heap
+    // context for the whole loop.
+    const maxField = this.maxField;
+    const onRecord = this.onRecord;
 
     while (i < len) {
       switch (state) {
@@ -293,19 +284,27 @@ export class CsvScanner {
           while (i < len && SPECIAL[data[i] as number] === 0) i++;
           if (i >= len) break;
           const b = data[i] as number;
-          if (b === COMMA) {
-            endField(i);
-            i++;
-            state = FIELD_START;
-          } else if (b === QUOTE) {
+          if (b === QUOTE) {
             this.fail(
               "bad_quote",
               `Line ${line} has a quote inside an unquoted field; quotes must enclose the whole field.`,
               line,
             );
+          }
+          if (count >= maxFields) this.tooManyFields(recordLine);
+          if (i - fieldStart > maxField) this.fieldTooLarge(recordLine);
+          starts[count] = fieldStart;
+          ends[count] = i;
+          escaped[count] = fieldEscaped;
+          count++;
+          if (b === COMMA) {
+            i++;
+            state = FIELD_START;
           } else {
-            endField(i);
-            endRecord();
+            rec.count = count;
+            rec.line = recordLine;
+            onRecord(rec);
+            count = 0;
             i++;
             if (b === LF) {
               line++;
@@ -327,13 +326,7 @@ export class CsvScanner {
             line++;
             nextLf = data.indexOf(LF, nextLf + 1);
           }
-          if (stop - fieldStart > this.maxField) {
-            this.fail(
-              "field_too_large",
-              `A field on line ${recordLine} is larger than ${this.maxField} bytes.`,
-              recordLine,
-            );
-          }
+          if (stop - fieldStart > maxField) this.fieldTooLarge(recordLine);
           i = stop;
           if (q >= 0) {
             state = QUOTE_SEEN;
@@ -347,7 +340,12 @@ export class CsvScanner {
             state = QUOTED;
             i++;
           } else {
-            endField(i - 1);
+            if (count >= maxFields) this.tooManyFields(recordLine);
+            if (i - 1 - fieldStart > maxField) this.fieldTooLarge(recordLine);
+            starts[count] = fieldStart;
+            ends[count] = i - 1;
+            escaped[count] = fieldEscaped;
+            count++;
             state = AFTER_CLOSE;
           }
           break;
@@ -358,7 +356,10 @@ export class CsvScanner {
             state = FIELD_START;
             i++;
           } else if (b === LF || b === CR) {
-            endRecord();
+            rec.count = count;
+            rec.line = recordLine;
+            onRecord(rec);
+            count = 0;
             i++;
             if (b === LF) {
               line++;
@@ -396,6 +397,8 @@ export class CsvScanner {
     }
 
     if (final) {
+      // The last record has no line ending: close its last field and deliver it.
+      let lastEnd = -1;
       switch (state) {
         case QUOTED:
           this.fail(
@@ -405,26 +408,35 @@ export class CsvScanner {
           );
           break;
         case QUOTE_SEEN:
-          endField(len - 1);
-          endRecord();
+          lastEnd = len - 1;
           break;
         case UNQUOTED:
-          endField(len);
-          endRecord();
-          break;
-        case AFTER_CLOSE:
-          endRecord();
+          lastEnd = len;
           break;
         case FIELD_START:
           // Input ended right after a comma: that record's last field is empty.
           if (count > 0) {
             fieldStart = len;
-            endField(len);
-            endRecord();
+            fieldEscaped = 0;
+            lastEnd = len;
           }
           break;
         default:
           break;
+      }
+      if (lastEnd >= 0) {
+        if (count >= maxFields) this.tooManyFields(recordLine);
+        if (lastEnd - fieldStart > maxField) this.fieldTooLarge(recordLine);
+        starts[count] = fieldStart;
+        ends[count] = lastEnd;
+        escaped[count] = fieldEscaped;
+        count++;
+      }
+      if (lastEnd >= 0 || state === AFTER_CLOSE) {
+        rec.count = count;
+        rec.line = recordLine;
+        onRecord(rec);
+        count = 0;
       }
       this.state = FIELD_START;
       this.resumeAt = 0;

@@ -40,102 +40,110 @@ function fmix(x: number): number {
   return h >>> 0;
 }
 
-/** A map from 64-bit keys to int32 values (a set when values are ignored). */
+/**
+ * A map from 64-bit keys to int32 values (a set when values are ignored). Each slot's key halves
+ * and value sit next to each other in one array, so a probe touches one cache line instead of
+ * three: the big per-round maps are far larger than the CPU caches and are hit in random order.
+ */
 export class U64Map {
-  private hi: Uint32Array;
-  private lo: Uint32Array;
-  /** Absent for plain sets, which then cost 8 bytes per slot. */
-  private vals: Int32Array | null;
+  /** Slot `i` is `slots[i * stride]` (high key half), `+ 1` (low half), `+ 2` (value). */
+  private slots: Uint32Array;
+  /** 3 with values, 2 for plain sets, which then cost 8 bytes per slot. */
+  private readonly stride: number;
   private mask: number;
   size = 0;
 
   constructor(initialCapacity = 16, withValues = true) {
     let cap = 16;
     while (cap < initialCapacity) cap *= 2;
-    this.hi = new Uint32Array(cap);
-    this.lo = new Uint32Array(cap);
-    this.vals = withValues ? new Int32Array(cap) : null;
+    this.stride = withValues ? 3 : 2;
+    this.slots = new Uint32Array(cap * this.stride);
     this.mask = cap - 1;
   }
 
-  private slot(hi: number, lo: number): number {
-    let i = (lo ^ Math.imul(hi, 0x9e3779b1)) & this.mask;
+  /** Offset in `slots` of the key's slot, or of the empty slot where it would go. */
+  private find(hi: number, lo: number): number {
+    const slots = this.slots;
+    const stride = this.stride;
+    const mask = this.mask;
+    let i = (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
     for (;;) {
-      const h = this.hi[i] as number;
-      const l = this.lo[i] as number;
-      if ((h === hi && l === lo) || (h === EMPTY && l === EMPTY)) return i;
-      i = (i + 1) & this.mask;
+      const at = i * stride;
+      const h = slots[at] as number;
+      const l = slots[at + 1] as number;
+      if ((h === hi && l === lo) || (h === EMPTY && l === EMPTY)) return at;
+      i = (i + 1) & mask;
     }
   }
 
   has(hi: number, lo: number): boolean {
-    const i = this.slot(hi, lo);
-    return this.hi[i] === hi && this.lo[i] === lo;
+    const at = this.find(hi, lo);
+    return this.slots[at] === hi && this.slots[at + 1] === lo;
   }
 
   get(hi: number, lo: number, fallback: number): number {
-    const i = this.slot(hi, lo);
-    return this.hi[i] === hi && this.lo[i] === lo && this.vals !== null
-      ? (this.vals[i] as number)
+    const at = this.find(hi, lo);
+    return this.slots[at] === hi && this.slots[at + 1] === lo && this.stride === 3
+      ? (this.slots[at + 2] as number) | 0
       : fallback;
   }
 
   /** Adds the key with `value` when absent; returns true when it was added. */
   add(hi: number, lo: number, value = 0): boolean {
-    const i = this.slot(hi, lo);
-    if (this.hi[i] === hi && this.lo[i] === lo) return false;
-    this.hi[i] = hi;
-    this.lo[i] = lo;
-    if (this.vals !== null) this.vals[i] = value;
+    const at = this.find(hi, lo);
+    const slots = this.slots;
+    if (slots[at] === hi && slots[at + 1] === lo) return false;
+    slots[at] = hi;
+    slots[at + 1] = lo;
+    if (this.stride === 3) slots[at + 2] = value;
     this.size++;
-    if (this.size * 4 > this.hi.length * 3) this.grow();
+    if (this.size * 4 > (this.mask + 1) * 3) this.grow();
     return true;
   }
 
   /** Sets the value to min(current, value), adding the key when absent. */
   addMin(hi: number, lo: number, value: number): void {
-    if (this.vals === null) {
+    if (this.stride !== 3) {
       this.add(hi, lo);
       return;
     }
-    const i = this.slot(hi, lo);
-    if (this.hi[i] === hi && this.lo[i] === lo) {
-      if (value < (this.vals[i] as number)) this.vals[i] = value;
+    const at = this.find(hi, lo);
+    const slots = this.slots;
+    if (slots[at] === hi && slots[at + 1] === lo) {
+      if (value < ((slots[at + 2] as number) | 0)) slots[at + 2] = value;
       return;
     }
-    this.hi[i] = hi;
-    this.lo[i] = lo;
-    this.vals[i] = value;
+    slots[at] = hi;
+    slots[at + 1] = lo;
+    slots[at + 2] = value;
     this.size++;
-    if (this.size * 4 > this.hi.length * 3) this.grow();
+    if (this.size * 4 > (this.mask + 1) * 3) this.grow();
   }
 
   forEach(fn: (hi: number, lo: number, value: number) => void): void {
-    const cap = this.hi.length;
-    for (let i = 0; i < cap; i++) {
-      const h = this.hi[i] as number;
-      const l = this.lo[i] as number;
-      if (h !== EMPTY || l !== EMPTY) fn(h, l, this.vals === null ? 0 : (this.vals[i] as number));
+    const slots = this.slots;
+    const stride = this.stride;
+    for (let at = 0; at < slots.length; at += stride) {
+      const h = slots[at] as number;
+      const l = slots[at + 1] as number;
+      if (h !== EMPTY || l !== EMPTY) fn(h, l, stride === 3 ? (slots[at + 2] as number) | 0 : 0);
     }
   }
 
   private grow(): void {
-    const oldHi = this.hi;
-    const oldLo = this.lo;
-    const oldVals = this.vals;
-    const cap = oldHi.length * 2;
-    this.hi = new Uint32Array(cap);
-    this.lo = new Uint32Array(cap);
-    this.vals = oldVals === null ? null : new Int32Array(cap);
+    const old = this.slots;
+    const stride = this.stride;
+    const cap = (this.mask + 1) * 2;
+    this.slots = new Uint32Array(cap * stride);
     this.mask = cap - 1;
-    for (let j = 0; j < oldHi.length; j++) {
-      const h = oldHi[j] as number;
-      const l = oldLo[j] as number;
+    for (let j = 0; j < old.length; j += stride) {
+      const h = old[j] as number;
+      const l = old[j + 1] as number;
       if (h === EMPTY && l === EMPTY) continue;
-      const i = this.slot(h, l);
-      this.hi[i] = h;
-      this.lo[i] = l;
-      if (this.vals !== null && oldVals !== null) this.vals[i] = oldVals[j] as number;
+      const at = this.find(h, l);
+      this.slots[at] = h;
+      this.slots[at + 1] = l;
+      if (stride === 3) this.slots[at + 2] = old[j + 2] as number;
     }
   }
 }

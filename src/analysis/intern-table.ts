@@ -12,18 +12,34 @@ export interface Interned {
   id: number;
 }
 
-function quickKey(rec: CsvRecord, col: number): number {
+/** Slots of the direct-mapped cache in front of the item list (a power of two). */
+const CACHE_SLOTS = 256;
+
+/** A cheap hash of the field's length and up to three of its bytes: a cache slot, not an identity. */
+function quickSlot(rec: CsvRecord, col: number): number {
   const s = rec.starts[col] as number;
   const len = (rec.ends[col] as number) - s;
   if (len <= 0) return 0;
-  return len * 65536 + (rec.buf[s + (len >> 1)] as number) * 256 + (rec.buf[s + len - 1] as number);
+  const buf = rec.buf;
+  return (
+    (len * 31 +
+      (buf[s] as number) * 7 +
+      (buf[s + (len >> 1)] as number) * 3 +
+      (buf[s + len - 1] as number)) &
+    (CACHE_SLOTS - 1)
+  );
 }
 
 /** Maps a column's distinct byte values to small ids without decoding every row. */
 export class InternTable {
   readonly items: Interned[] = [];
-  /** Length and two bytes of a value -> its entry: one Map probe instead of a scan per row. */
-  private readonly byKey = new Map<number, Interned>();
+  /**
+   * quickSlot -> the entry last seen there: one array load and a byte compare per row, where a
+   * Map probe or a scan of the items would cost more (event types alternate row by row).
+   */
+  private readonly cache: (Interned | undefined)[] = new Array<Interned | undefined>(
+    CACHE_SLOTS,
+  ).fill(undefined);
   private last: Interned | undefined;
   constructor(
     private readonly cap: number,
@@ -33,8 +49,8 @@ export class InternTable {
   lookup(rec: CsvRecord, col: number): Interned {
     const last = this.last;
     if (last !== undefined && fieldEquals(rec, col, last.bytes)) return last;
-    const key = quickKey(rec, col);
-    const hit = this.byKey.get(key);
+    const slot = quickSlot(rec, col);
+    const hit = this.cache[slot];
     if (hit !== undefined && fieldEquals(rec, col, hit.bytes)) {
       this.last = hit;
       return hit;
@@ -42,6 +58,7 @@ export class InternTable {
     for (const item of this.items) {
       if (fieldEquals(rec, col, item.bytes)) {
         this.last = item;
+        this.cache[slot] = item;
         return item;
       }
     }
@@ -63,7 +80,7 @@ export class InternTable {
       id: this.items.length,
     };
     this.items.push(item);
-    if (!this.byKey.has(key)) this.byKey.set(key, item);
+    this.cache[slot] = item;
     this.last = item;
     return item;
   }

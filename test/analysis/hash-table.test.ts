@@ -1,0 +1,71 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { U64Map } from "../../src/analysis/hash-table.js";
+
+/** A plain Map keyed by the two halves as text: the reference the typed-array map must match. */
+function reference(ops: [number, number, number][], mode: "add" | "addMin"): Map<string, number> {
+  const ref = new Map<string, number>();
+  for (const [hi, lo, v] of ops) {
+    if (hi === 0 && lo === 0) continue;
+    const k = `${hi}:${lo}`;
+    const cur = ref.get(k);
+    if (cur === undefined) ref.set(k, v);
+    else if (mode === "addMin" && v < cur) ref.set(k, v);
+  }
+  return ref;
+}
+
+const op = fc.tuple(
+  // Few distinct halves so keys share slots and halves; 0 is left out as the empty marker.
+  fc.integer({ min: 0, max: 40 }).map((n) => (n === 0 ? 1 : n * 0x9e3779b1) >>> 0),
+  fc.integer({ min: 0, max: 40 }).map((n) => (n * 0x85ebca6b) >>> 0),
+  fc.integer({ min: -2147483648, max: 2147483647 }),
+);
+
+describe("U64Map", () => {
+  it("keeps signed values, minima and sizes like a Map, across growth", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 400 }), fc.boolean(), (ops, minMode) => {
+        const map = new U64Map(16, true);
+        for (const [hi, lo, v] of ops) {
+          if (hi === 0 && lo === 0) continue;
+          if (minMode) map.addMin(hi, lo, v);
+          else map.add(hi, lo, v);
+        }
+        const ref = reference(ops, minMode ? "addMin" : "add");
+        expect(map.size).toBe(ref.size);
+        const seen = new Map<string, number>();
+        map.forEach((hi, lo, v) => {
+          seen.set(`${hi}:${lo}`, v);
+        });
+        expect(seen).toEqual(ref);
+        for (const [k, v] of ref) {
+          const [hi, lo] = k.split(":").map(Number) as [number, number];
+          expect(map.has(hi, lo)).toBe(true);
+          expect(map.get(hi, lo, 12345)).toBe(v);
+        }
+        expect(map.has(7, 7)).toBe(ref.has("7:7"));
+        expect(map.get(7, 7, -99)).toBe(ref.get("7:7") ?? -99);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("as a set counts distinct keys and reports values as 0", () => {
+    const set = new U64Map(16, false);
+    let added = 0;
+    for (let i = 1; i <= 5000; i++) if (set.add(i % 1000, (i * 7) % 13)) added++;
+    // Distinct (i % 1000, i*7 % 13) pairs, counted independently.
+    const distinct = new Set<string>();
+    for (let i = 1; i <= 5000; i++) distinct.add(`${i % 1000}:${(i * 7) % 13}`);
+    distinct.delete("0:0");
+    expect(added).toBe(distinct.size);
+    expect(set.size).toBe(distinct.size);
+    let values = 0;
+    set.forEach((_hi, _lo, v) => {
+      values += v === 0 ? 0 : 1;
+    });
+    expect(values).toBe(0);
+    expect(set.get(1, 7, -5)).toBe(-5);
+  });
+});
