@@ -21,7 +21,9 @@ import {
 
 /**
  * Turns what the service or the network gave us into the typed errors of spec section 7.
- * Messages are short and safe to show; the body only ever goes to `detail`, truncated and redacted.
+ * Messages are short facts, safe to show: the operation, the status and code, what happened. What
+ * to do about it is the tool layer's to say (src/tools/error-result.ts), once. The body only ever
+ * goes to `detail`, truncated and redacted.
  */
 
 const DETAIL_LIMIT = 500;
@@ -147,6 +149,8 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   const init = { operation, status, code, detail: bodyDetail(body), retryAfterMs };
   const known = knownCode(code);
   const label = operationLabel(operation);
+  const failed = (what: string) =>
+    `${label} failed: ${what} (HTTP ${status}${code === undefined ? "" : `, ${code}`}).`;
   if (init.detail !== undefined) {
     // The body never reaches the user-facing message; at debug level it helps diagnose.
     log.debug(`${label}: HTTP ${status}`, { code, detail: init.detail });
@@ -157,51 +161,39 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   if (status === 401 || status === 403) return unauthorized(operation, init);
   if (status === 404) return notFound(operation, init);
   if (status === 412 && operation === "recommend") {
-    return new CandidateCacheNotReadyError(
-      "The recommendation candidate cache is not ready yet (temporary). Try again in a little while.",
-      init,
-    );
+    return new CandidateCacheNotReadyError(failed("the candidate cache is not ready yet"), init);
   }
   if (status === 502 && operation === "recommend") {
-    return new EngineError(
-      "The recommendation engine had a temporary error. Try again in a little while.",
-      init,
-    );
+    return new EngineError(failed("the recommendation engine had an error"), init);
   }
   if (status === 429) {
-    const wait =
-      retryAfterMs === undefined ? "a few minutes" : `${Math.ceil(retryAfterMs / 1000)} seconds`;
     const what =
       operation === "create_export_job"
-        ? "Too many export jobs were created (the service allows 10 per 10 minutes)"
-        : `${label} was rate limited by the service`;
-    return new RateLimitedError(`${what}. Try again in ${wait}.`, init);
+        ? "rate limited, the service allows 10 export jobs per 10 minutes"
+        : "rate limited by the service";
+    const wait =
+      retryAfterMs === undefined ? "" : ` Retry-After: ${Math.ceil(retryAfterMs / 1000)} seconds.`;
+    return new RateLimitedError(`${failed(what)}${wait}`, init);
   }
   if (status >= 500) {
-    return new ServerError(
-      `${label} failed: the service had an internal error (HTTP ${status}). Try again later.`,
-      init,
-    );
+    return new ServerError(failed("the service had an internal error"), init);
   }
   if (known === "unauthorized") return unauthorized(operation, init);
   if (known === "resourcenotfound") return notFound(operation, init);
   if (known === "limitexceeded") {
     return new LimitExceededError(
-      "The campaign range is too large to export (over 2,000,000 sends or more than 120 rounds). Narrow the period and split it into several jobs.",
+      failed("the range is too large to export (over 2,000,000 sends or more than 120 rounds)"),
       init,
     );
   }
   if (known === "resourcenotready") {
     return new ResourceNotReadyError(
-      "No round in the requested range has finished aggregating yet. Try again after aggregation, or choose an earlier period.",
+      failed("no round in the range has finished aggregating yet"),
       init,
     );
   }
   if (status >= 400) {
-    return new BadRequestError(
-      `${label} failed: the service rejected the request as missing or malformed parameters (HTTP ${status}${code === undefined ? "" : `, ${code}`}).`,
-      init,
-    );
+    return new BadRequestError(failed("missing or malformed parameters"), init);
   }
   return new InvalidResponseError(
     `${label} failed: the service answered with unexpected HTTP status ${status}.`,
@@ -210,14 +202,15 @@ export function mapHttpError(failure: HttpFailure): ApiError {
 }
 
 function unauthorized(operation: ApiOperation, init: ErrorInit): AuthenticationError {
-  const keyVariable =
-    operation === "recommend"
-      ? "CRM_RECOMMEND_SECRET_KEY"
-      : "CRM_SECRET_KEY (and CRM_APPLICATION_ID)";
+  const key = operation === "recommend" ? "the recommend secret key" : "the secret key";
   return new AuthenticationError(
-    `${operationLabel(operation)} failed: the service rejected the secret key (authentication failed). Check ${keyVariable}.`,
+    `${operationLabel(operation)} failed: the service rejected ${key} (${httpTag(init)}).`,
     init,
   );
+}
+
+function httpTag(init: ErrorInit): string {
+  return `HTTP ${init.status}${init.code === undefined ? "" : `, ${init.code}`}`;
 }
 
 type ErrorInit = {
@@ -231,13 +224,16 @@ type ErrorInit = {
 function notFound(operation: ApiOperation, init: ErrorInit): NotFoundError {
   const what =
     operation === "recommend"
-      ? "No active recommendation slot matches this slot key, or the application does not exist. Check slot_key and CRM_APPLICATION_ID."
-      : operation === "get_export_job"
-        ? "The export job (or the application) was not found. Check job_id and CRM_APPLICATION_ID."
+      ? "no active recommendation slot with this slot key, or no such application"
+      : operation === "get_export_job" || operation === "download_export"
+        ? "no such export job, or no such application"
         : operation === "campaign_metrics"
-          ? "The application was not found. Check CRM_APPLICATION_ID."
-          : "The application, campaign or scenario was not found. Check the ID and CRM_APPLICATION_ID.";
-  return new NotFoundError(what, init);
+          ? "no such application"
+          : "no such application, campaign or scenario";
+  return new NotFoundError(
+    `${operationLabel(operation)} failed: ${what} (${httpTag(init)}).`,
+    init,
+  );
 }
 
 /** Connection-level errors that prove nothing reached the server. */
@@ -290,7 +286,7 @@ export function mapTransportError(error: unknown, context: TransportContext): Ap
     // A certificate problem does not fix itself between retries, and "could not reach the
     // service" would send the user looking at the network instead of the certificate.
     return new NetworkError(
-      `${label} failed: the secure (TLS) connection was rejected (${code}): the server's certificate is not trusted for this host. Check the URL (CRM_BASE_URL / CRM_REALTIME_BASE_URL, or the download host) and, behind a TLS-inspecting proxy, NODE_EXTRA_CA_CERTS.`,
+      `${label} failed: the secure (TLS) connection was rejected (${code}): the server's certificate is not trusted for this host.`,
       { ...init, code, requestSent: false },
     );
   }

@@ -100,9 +100,8 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
         return `${error.message.replace(/\.$/, "")}. Export job ${job} itself is fine: ${checkCall} continues (retry shortly).`;
       }
       if (error.kind === "timeout") return `${error.message.replace(/\.$/, "")}; retry shortly.`;
-      // A TLS failure's message already names what to check.
       return error.message.includes("TLS")
-        ? error.message
+        ? `${error.message.replace(/\.$/, "")}. Check the URL (CRM_BASE_URL / CRM_REALTIME_BASE_URL, or the download host) and, behind a TLS-inspecting proxy, NODE_EXTRA_CA_CERTS.`
         : `${error.message.replace(/\.$/, "")}. Check the network and CRM_BASE_URL / CRM_REALTIME_BASE_URL, then retry shortly.`;
     }
     case "aborted":

@@ -79,10 +79,14 @@ describe("spec 7.1 recommend statuses", () => {
     expect(error.message).not.toContain("nope");
   });
 
-  it("points authentication failures at the recommend key", async () => {
+  it("says which key an authentication failure rejected", async () => {
     const error = await failWith("recommend", { status: 401, body: "" });
-    expect(error.message).toContain("CRM_RECOMMEND_SECRET_KEY");
+    expect(error.message).toBe(
+      "Recommendation failed: the service rejected the recommend secret key (HTTP 401).",
+    );
     expect(error.detail).toBeUndefined();
+    const other = await failWith("metrics", { status: 401, body: "" });
+    expect(other.message).toContain("rejected the secret key (HTTP 401)");
   });
 });
 
@@ -139,10 +143,38 @@ describe("spec 7.2 export job codes, in every body shape", () => {
     expect(error.status).toBe(500);
   });
 
-  it("LimitExceeded tells the user to narrow and split the period", async () => {
+  it("LimitExceeded states the service's limits with status and code", async () => {
     const error = await failWith("create", { status: 400, json: { code: "LimitExceeded" } });
-    expect(error.message).toMatch(/narrow the period/i);
+    expect(error.message).toContain("over 2,000,000 sends or more than 120 rounds");
+    expect(error.message).toContain("(HTTP 400, LimitExceeded)");
     expect(error.transient).toBe(false);
+  });
+});
+
+describe("messages are facts; advice is the tool layer's", () => {
+  const ADVICE =
+    /\b(try again|retry(?!-after)|check|narrow|choose|split|later|in a (little )?while)\b/i;
+  it.each<["recommend" | "create" | "get" | "metrics", FixtureReply]>([
+    ["recommend", { status: 401, body: "" }],
+    ["recommend", { status: 404, body: "" }],
+    ["recommend", { status: 412, body: "" }],
+    ["recommend", { status: 502, body: "" }],
+    ["create", { status: 429, headers: { "retry-after": "30" } }],
+    ["metrics", { status: 429, body: "" }],
+    ["get", { status: 500, body: "" }],
+    ["create", { status: 400, json: { code: "UnAuthorized" } }],
+    ["create", { status: 400, json: { code: "ResourceNotFound" } }],
+    ["create", { status: 400, json: { code: "LimitExceeded" } }],
+    ["create", { status: 400, json: { code: "ResourceNotReady" } }],
+    ["get", { status: 400, json: { code: "InvalidParameter" } }],
+    ["get", { status: 404, body: "" }],
+    ["metrics", { status: 404, body: "" }],
+  ])("%s %j", async (operation, reply) => {
+    const error = await failWith(operation, reply);
+    expect(error.message).not.toMatch(ADVICE);
+    expect(error.message).not.toMatch(/CRM_[A-Z_]+/);
+    expect(error.message).toContain(" failed: ");
+    expect(error.message).toContain(`HTTP ${error.status}`);
   });
 });
 

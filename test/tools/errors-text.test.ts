@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapHttpError } from "../../src/api/error-mapping.js";
+import { mapHttpError, mapTransportError } from "../../src/api/error-mapping.js";
 import {
   DownloadRefusedError,
   LimitExceededError,
@@ -80,5 +80,58 @@ describe("error texts say each fact and instruction once", () => {
     );
     expect(text).toContain("scenario scn_1");
     expect(text).not.toContain("campaign_metrics");
+  });
+
+  it("authentication names the variable to check once", () => {
+    const recommend = errorText(
+      mapHttpError({ operation: "recommend", status: 401, body: "", now: 0 }),
+      "recommend_products",
+    );
+    expect(count(recommend, "CRM_RECOMMEND_SECRET_KEY")).toBe(1);
+    expect(count(recommend, "Check ")).toBe(1);
+    const metrics = errorText(
+      mapHttpError({ operation: "campaign_metrics", status: 401, body: "", now: 0 }),
+      "campaign_metrics",
+    );
+    expect(count(metrics, "CRM_SECRET_KEY")).toBe(1);
+    expect(count(metrics, "Check ")).toBe(1);
+  });
+
+  it("a TLS failure says what to check once", () => {
+    const error = mapTransportError(
+      Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }),
+      { operation: "campaign_metrics", callerAborted: false, deadlineExpired: false },
+    );
+    const text = errorText(error, "campaign_metrics");
+    expect(text).toContain("certificate is not trusted");
+    expect(count(text, "NODE_EXTRA_CA_CERTS")).toBe(1);
+    expect(count(text, "Check ")).toBe(1);
+  });
+
+  it("each service error kind ends in one next step", () => {
+    const cases: Array<[Parameters<typeof mapHttpError>[0], RegExp]> = [
+      [{ operation: "recommend", status: 412, body: "", now: 0 }, /Retry recommend_products/],
+      [{ operation: "recommend", status: 502, body: "", now: 0 }, /retry shortly/],
+      [{ operation: "campaign_metrics", status: 500, body: "", now: 0 }, /retry shortly/],
+      [
+        {
+          operation: "create_export_job",
+          status: 400,
+          body: '{"code":"ResourceNotReady"}',
+          now: 0,
+        },
+        /Retry after aggregation finishes/,
+      ],
+      [
+        { operation: "create_export_job", status: 400, body: '{"code":"LimitExceeded"}', now: 0 },
+        /split the period into several jobs/,
+      ],
+      [{ operation: "get_export_job", status: 400, body: "", now: 0 }, /Check the IDs and dates/],
+    ];
+    for (const [failure, next] of cases) {
+      const text = errorText(mapHttpError(failure), "tool");
+      expect(text, failure.operation).toMatch(next);
+      expect(count(text.toLowerCase(), "try again"), text).toBe(0);
+    }
   });
 });
