@@ -44,7 +44,6 @@ interface LedgerFile {
   rate_limited_until?: number | undefined;
 }
 
-const FILE_NAME = "export-jobs.json";
 const MAX_JOBS = 500;
 /** A download URL is valid 24 hours (spec 2.3); without an expiry, reuse stays inside that. */
 const URL_VALIDITY_MS = 24 * 3600 * 1000;
@@ -90,8 +89,8 @@ export class JobLedger {
   readonly warnings: string[] = [];
 
   /** `scope` (see ledgerScope) gives every service and application its own file. */
-  constructor(dataDir: string, budget: ExportBudget, now: () => number = Date.now, scope?: string) {
-    this.path = join(dataDir, scope === undefined ? FILE_NAME : `export-jobs-${scope}.json`);
+  constructor(dataDir: string, budget: ExportBudget, now: () => number, scope: string) {
+    this.path = join(dataDir, `export-jobs-${scope}.json`);
     this.budget = budget;
     this.now = now;
   }
@@ -104,6 +103,18 @@ export class JobLedger {
 
   async count(): Promise<number> {
     return (await this.read()).jobs.length;
+  }
+
+  /** A listing in one read: the newest `limit` entries, how many there are, and the budget. */
+  async recent(
+    limit: number,
+  ): Promise<{ entries: LedgerEntry[]; total: number; budget: BudgetStatus }> {
+    const file = await this.read();
+    return {
+      entries: [...file.jobs].reverse().slice(0, limit),
+      total: file.jobs.length,
+      budget: budgetStatus(file.create_calls, file.rate_limited_until, this.budget, this.now()),
+    };
   }
 
   async get(jobId: string): Promise<LedgerEntry | undefined> {
@@ -154,15 +165,6 @@ export class JobLedger {
   async budgetStatus(): Promise<BudgetStatus> {
     const file = await this.read();
     return budgetStatus(file.create_calls, file.rate_limited_until, this.budget, this.now());
-  }
-
-  /** Call just before sending a create request: it counts whether or not the request succeeds. */
-  async recordCreateCall(): Promise<void> {
-    const at = this.now();
-    const windowMs = this.budget.windowSeconds * 1000;
-    await this.mutate((file) => {
-      file.create_calls = [...file.create_calls.filter((t) => t > at - windowMs), at];
-    });
   }
 
   /**
@@ -274,9 +276,8 @@ export class JobLedger {
         const file = await this.read();
         const before = JSON.stringify(file);
         change(file);
-        const after = JSON.stringify(file, null, 1);
         if (JSON.stringify(file) === before) return;
-        await writeFileAtomic(this.path, `${after}\n`);
+        await writeFileAtomic(this.path, `${JSON.stringify(file, null, 1)}\n`);
       }),
     );
     // A failed write must not wedge later writes; the caller still sees the error.

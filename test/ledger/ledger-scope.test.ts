@@ -15,6 +15,7 @@ afterEach(async () => {
 
 const request: CreateExportJobRequest = { type: "campaign_event_data", campaign_id: "c1" };
 const budget = { count: 5, windowSeconds: 600 };
+const SCOPE = ledgerScope("https://api.example.com", "app");
 function job(id: string, status: ExportJob["status"], extra: Partial<ExportJob> = {}): ExportJob {
   return {
     _id: id,
@@ -65,7 +66,7 @@ describe("reuse age (data of open ranges grows)", () => {
   const created = Date.parse("2026-01-10T00:00:00Z");
 
   async function completedWithFile(now: () => number): Promise<JobLedger> {
-    const ledger = new JobLedger(dir, budget, now);
+    const ledger = new JobLedger(dir, budget, now, SCOPE);
     await ledger.recordCreated(request, "k", job("j1", "triggered"));
     await ledger.updateJob(
       job("j1", "completed", {
@@ -101,7 +102,7 @@ describe("reuse age (data of open ranges grows)", () => {
 
 describe("robustness", () => {
   it("skips a bad entry with a warning shown once, keeping the good ones", async () => {
-    const ledger = new JobLedger(dir, budget);
+    const ledger = new JobLedger(dir, budget, Date.now, SCOPE);
     await ledger.recordCreated(request, "k", job("good", "triggered"));
     const file = JSON.parse(await readFile(ledger.path, "utf8")) as { jobs: unknown[] };
     file.jobs.push({ job_id: 42, status: "nonsense" });
@@ -113,7 +114,7 @@ describe("robustness", () => {
   });
 
   it("does not rewrite the file when a poll brings no news", async () => {
-    const ledger = new JobLedger(dir, budget);
+    const ledger = new JobLedger(dir, budget, Date.now, SCOPE);
     await ledger.recordCreated(request, "k", job("j", "processing"));
     const before = (await stat(ledger.path)).mtimeMs;
     await new Promise((r) => setTimeout(r, 30));
@@ -124,7 +125,7 @@ describe("robustness", () => {
   });
 
   it("recovers a lock left by a killed process", async () => {
-    const ledger = new JobLedger(dir, budget);
+    const ledger = new JobLedger(dir, budget, Date.now, SCOPE);
     await ledger.recordCreated(request, "k", job("j", "processing"));
     // A PID that cannot be running (above the kernel's maximum).
     await writeFile(`${ledger.path}.lock`, "4194305\n");

@@ -8,6 +8,7 @@ import type { CreateExportJobRequest, ExportJob } from "../../src/api/schemas.js
 import { budgetStatus } from "../../src/ledger/budget.js";
 import { JobLedger } from "../../src/ledger/ledger.js";
 
+const SCOPE = "test";
 const builtLedger = new URL("../../dist/ledger/ledger.js", import.meta.url);
 
 let dir: string;
@@ -35,8 +36,8 @@ function job(id: string, status: ExportJob["status"], extra: Partial<ExportJob> 
 describe("JobLedger", () => {
   it("survives a restart with history, download path and budget calls", async () => {
     let now = 1_000_000;
-    const first = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now);
-    await first.recordCreateCall();
+    const first = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now, SCOPE);
+    expect((await first.reserveCreate()).reserved).toBe(true);
     await first.recordCreated(request, "k1", job("j1", "triggered"));
     now += 1000;
     await first.updateJob(job("j1", "processing"));
@@ -54,7 +55,7 @@ describe("JobLedger", () => {
     await writeFile(filePath, "a,b");
     await first.recordDownload("j1", filePath, 3);
 
-    const second = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now);
+    const second = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now, SCOPE);
     const entry = await second.get("j1");
     expect(entry?.history.map((h) => h.status)).toEqual(["triggered", "processing", "completed"]);
     expect(entry?.file_path).toBe(filePath);
@@ -67,7 +68,7 @@ describe("JobLedger", () => {
 
   it("reuses a completed job only while its file exists or its URL is valid", async () => {
     let now = Date.parse("2026-01-01T00:00:00Z");
-    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now);
+    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now, SCOPE);
     await ledger.recordCreated(request, "k", job("j1", "triggered"));
     await ledger.updateJob(
       job("j1", "completed", {
@@ -85,8 +86,24 @@ describe("JobLedger", () => {
     expect(await ledger.findReusable("k")).toBeUndefined();
   });
 
+  it("lists the newest entries with the total and the budget from one read", async () => {
+    const now = 5_000_000;
+    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now, SCOPE);
+    for (const id of ["j1", "j2", "j3"]) {
+      await ledger.reserveCreate();
+      await ledger.recordCreated(request, id, job(id, "triggered"));
+    }
+    const listing = await ledger.recent(2);
+    expect(listing.entries.map((e) => e.job_id)).toEqual(["j3", "j2"]);
+    expect(listing.total).toBe(3);
+    expect(listing.budget).toEqual(
+      budgetStatus([now, now, now], undefined, { count: 10, windowSeconds: 600 }, now),
+    );
+    expect(listing.budget.used).toBe(3);
+  });
+
   it("keeps a corrupt file as a backup and starts fresh with a warning", async () => {
-    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 });
+    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, Date.now, SCOPE);
     await writeFile(ledger.path, "{not json");
     expect(await ledger.list()).toEqual([]);
     expect(ledger.warnings[0]).toContain("could not be read");
@@ -99,11 +116,11 @@ describe("JobLedger", () => {
   it("stays readable after the writing process is killed with SIGKILL", async () => {
     const script = `
       const { JobLedger } = await import(${JSON.stringify(builtLedger.href)});
-      const ledger = new JobLedger(${JSON.stringify(dir)}, { count: 1000000, windowSeconds: 600 });
+      const ledger = new JobLedger(${JSON.stringify(dir)}, { count: 1000000, windowSeconds: 600 }, Date.now, ${JSON.stringify(SCOPE)});
       let i = 0;
       process.stdout.write("ready\\n");
       for (;;) {
-        await ledger.recordCreateCall();
+        await ledger.reserveCreate();
         await ledger.recordCreated({ type: "campaign_event_data", campaign_id: "c" }, "k" + i, {
           _id: "job-" + i++, application_id: "a", type: "campaign_event_data", status: "triggered",
           created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z" });
@@ -121,7 +138,7 @@ describe("JobLedger", () => {
     await new Promise((r) => setTimeout(r, 400));
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
-    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 });
+    const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, Date.now, SCOPE);
     const count = await ledger.count();
     expect(ledger.warnings).toEqual([]);
     expect(count).toBeGreaterThan(0);
