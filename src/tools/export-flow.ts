@@ -329,7 +329,10 @@ export function jobResult(
   }
   if (problem !== undefined) result.error = errorText(problem, "the export");
   if (pending?.earlier !== undefined) {
-    result.earlier_download_error = errorText(pending.earlier, "the earlier download");
+    result.earlier_download_error = errorText(
+      pending.earlier,
+      "an earlier background download of this file",
+    );
   }
   return result;
 }
