@@ -13,7 +13,7 @@ import { log } from "./log.js";
 import { redact } from "./redact.js";
 import { errorText } from "./tools/error-result.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
-import { formatBytes } from "./tools/format.js";
+import { callHint, formatBytes, truncate } from "./tools/format.js";
 import { TOOLS } from "./tools/index.js";
 import { createRuntime } from "./tools/runtime.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";
@@ -113,7 +113,8 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
       description: tool.description,
       inputSchema: tool.inputSchema,
       outputSchema: tool.outputSchema,
-      annotations: tool.annotations,
+      // The title is the tool's, once: clients read it from either place.
+      annotations: { title: tool.title, ...tool.annotations },
     },
     async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> => {
       const started = Date.now();
@@ -134,7 +135,7 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
         log.info("tool call failed", {
           tool: tool.name,
           error: error instanceof Error ? error.name : "unknown",
-          message: truncateMessage(error instanceof Error ? error.message : String(error)),
+          message: truncate(error instanceof Error ? error.message : String(error), 300),
           ms: Date.now() - started,
         });
         const text = errorText(error, tool.name);
@@ -145,10 +146,6 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
       }
     },
   );
-}
-
-function truncateMessage(text: string): string {
-  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }
 
 function toolCall(ctx: ServerContext): ToolCall {
@@ -213,7 +210,7 @@ function registerExportResources(server: McpServer, runtime: ToolRuntime): void 
       const entry = await runtime.ledger.get(jobId);
       if (entry?.file_path === undefined) {
         throw new Error(
-          `No downloaded file for export job ${jobId}; run check_export {"job_id": "${jobId}"} first.`,
+          `No downloaded file for export job ${jobId}; run ${callHint("check_export", { job_id: jobId })} first.`,
         );
       }
       const ext = entry.job.file_ext ?? "";
@@ -225,7 +222,7 @@ function registerExportResources(server: McpServer, runtime: ToolRuntime): void 
             {
               uri: uri.href,
               mimeType: "text/plain",
-              text: `The file is ${formatBytes(size)}, too large to return inline. It is at ${entry.file_path}; analyse it with summarize_export {"job_id": "${jobId}"}.`,
+              text: `The file is ${formatBytes(size)}, too large to return inline. It is at ${entry.file_path}; analyse it with ${callHint("summarize_export", { job_id: jobId })}.`,
             },
           ],
         };

@@ -175,7 +175,7 @@ Limits: the service takes at most 180 days per request; longer windows are split
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,
-  annotations: { title: "Campaign metrics", readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: true },
   async handler(args, runtime, call) {
     const problem = checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
     if (problem !== undefined) throw new ToolInputError("top_n", problem);
@@ -219,7 +219,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     sortCampaigns(summarized, args.sort_by ?? "sent");
     const topN = args.top_n ?? DEFAULT_TOP_N;
     const shown = summarized.slice(0, topN);
-    const totals = sumAll(summarized);
+    const totals = sumAll(filtered);
     const kst = describeWindowKst(window);
 
     let tasks: Array<z.output<typeof taskOutput>> | undefined;
@@ -265,16 +265,16 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         totals,
         ...(tasks === undefined ? {} : { tasks, tasks_not_shown: tasksNotShown }),
       },
-      text: renderText(
+      text: renderText({
         summary,
         nextStep,
-        spans.length,
+        requests: spans.length,
         shown,
-        summarized.length,
+        total: summarized.length,
         totals,
         tasks,
         tasksNotShown,
-      ),
+      }),
     };
   },
 });
@@ -376,18 +376,9 @@ function summarizeCampaign(campaign: MetricsCampaign): CampaignOut {
   };
 }
 
-function sumAll(campaigns: CampaignOut[]): Sums {
+function sumAll(campaigns: MetricsCampaign[]): Sums {
   const s = emptySums();
-  for (const c of campaigns) {
-    s.task_count += c.task_count;
-    s.sent_count += c.sent_count;
-    s.received_count += c.received_count;
-    s.open_count += c.open_count;
-    s.click_count += c.click_count;
-    s.purchase_count += c.purchase_count;
-    for (const [cur, v] of Object.entries(c.revenue)) addMoney(s.revenue, cur, v);
-    for (const [cur, v] of Object.entries(c.cost)) addMoney(s.cost, cur, v);
-  }
+  for (const c of campaigns) for (const task of c.tasks) addTask(s, task);
   return withRates(s);
 }
 
@@ -427,16 +418,21 @@ function taskRow(t: MetricsTask): z.output<typeof taskOutput> {
   };
 }
 
-function renderText(
-  summary: string,
-  nextStep: string,
-  requests: number,
-  shown: CampaignOut[],
-  total: number,
-  totals: Sums,
-  tasks: Array<z.output<typeof taskOutput>> | undefined,
-  tasksNotShown: number | undefined,
-): string {
+interface TextParts {
+  summary: string;
+  nextStep: string;
+  /** API requests made (more than one when the window was split). */
+  requests: number;
+  shown: CampaignOut[];
+  /** Campaigns matched, shown or not. */
+  total: number;
+  totals: Sums;
+  tasks: Array<z.output<typeof taskOutput>> | undefined;
+  tasksNotShown: number | undefined;
+}
+
+function renderText(parts: TextParts): string {
+  const { summary, nextStep, requests, shown, total, totals, tasks, tasksNotShown } = parts;
   const lines = [summary];
   if (requests > 1)
     lines.push(
@@ -459,8 +455,11 @@ function renderText(
         ]),
       ),
     );
+    const more = moreNotShown(total, shown.length, "raise top_n or filter");
     lines.push(
-      `*computed here: open% = opens/received, conv% = purchases/opens.${moreNotShown(total, shown.length, "raise top_n or filter").replace("\n", " ")}`,
+      ["*computed here: open% = opens/received, conv% = purchases/opens.", more]
+        .filter((part) => part !== "")
+        .join(" "),
     );
   }
   lines.push(

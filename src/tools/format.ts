@@ -8,9 +8,10 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
   return lines.join("\n");
 }
 
+/** `12 more not shown (hint).`, or "" when nothing was left out; callers place it. */
 export function moreNotShown(total: number, shown: number, hint?: string): string {
   if (total <= shown) return "";
-  return `\n${total - shown} more not shown${hint === undefined ? "" : ` (${hint})`}.`;
+  return `${total - shown} more not shown${hint === undefined ? "" : ` (${hint})`}.`;
 }
 
 export function truncate(text: string, max: number): string {

@@ -77,7 +77,7 @@ Limits: limit 1 to 1000 (default 10), offset >= 0. An inactive, temporarily save
 Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u_1001", "limit": 5}`,
   inputSchema,
   outputSchema,
-  annotations: { title: "Recommend products", readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: true },
   async handler(args, runtime, call) {
     for (const [field, min, max] of [
       ["limit", 1, 1000],
@@ -159,7 +159,7 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
         shown.length,
         "see structuredContent.item_ids",
       );
-      if (more !== "") lines.push(more.trim());
+      if (more !== "") lines.push(more);
     } else {
       lines.push("The slot returned no products for this input.");
     }

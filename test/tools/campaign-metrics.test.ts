@@ -95,7 +95,10 @@ describe("campaign_metrics", () => {
     expect(campaigns[0]?.sent_count).toBeGreaterThanOrEqual(campaigns[1]?.sent_count ?? 0);
     const matched = r.structured.matched_campaigns as number;
     expect(r.structured.more_not_shown).toBe(matched - 2);
-    expect(r.text).toContain(`${matched - 2} more not shown`);
+    // On the footnote's line, after one space.
+    expect(r.text).toContain(
+      `conv% = purchases/opens. ${matched - 2} more not shown (raise top_n or filter).\n`,
+    );
 
     const tagged = await h.call("campaign_metrics", {
       task_from: "2026-06-01",

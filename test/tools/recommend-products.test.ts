@@ -79,3 +79,38 @@ describe("recommend_products", () => {
     expect(h.sandbox.faults.requestCounts.recommend).toBe(before);
   });
 });
+
+describe("long answers", () => {
+  it("shows 20 products and says on its own line how many more are in structuredContent", async () => {
+    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const r = await h.call("recommend_products", {
+      slot_key: "home_personalized",
+      platform_user_id: user,
+      limit: 30,
+    });
+    expect(r.isError).toBeFalsy();
+    const ids = r.structured.item_ids as string[];
+    expect(ids.length).toBeGreaterThan(20);
+    const lines = r.text.split("\n");
+    expect(lines).toContain(`${ids.length - 20} more not shown (see structuredContent.item_ids).`);
+    expect(lines).not.toContain("");
+  });
+});
+
+describe("registration", () => {
+  it("gives every tool its title once, in annotations too", async () => {
+    const { tools } = await h.client.listTools();
+    for (const name of ["recommend_products", "campaign_metrics"]) {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool?.title, name).toBeTruthy();
+      expect(tool?.annotations?.title, name).toBe(tool?.title);
+    }
+  });
+
+  it("a file not downloaded yet names the exact check_export call", async () => {
+    const error = await h.client
+      .readResource({ uri: "crm-export://job-unknown" })
+      .catch((e: unknown) => e);
+    expect(String(error)).toContain('check_export {"job_id":"job-unknown"}');
+  });
+});
