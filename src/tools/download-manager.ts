@@ -71,8 +71,10 @@ export class DownloadManager {
       (error: unknown) => {
         task.state = "failed";
         if (this.tasks.get(jobId) === task) this.tasks.delete(jobId);
+        // Closing the server aborted it: nobody is left to tell.
+        if (this.controller.signal.aborted) return;
         // Kept for the next call: a download that broke after its caller returned must be told.
-        if (!this.controller.signal.aborted) this.failures.set(jobId, error);
+        this.failures.set(jobId, error);
         log.info("background download failed", {
           job_id: jobId,
           error: error instanceof Error ? error.name : "unknown",

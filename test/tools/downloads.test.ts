@@ -169,6 +169,23 @@ describe("a download slower than the call", () => {
   });
 });
 
+describe("concurrent calls", () => {
+  it("share one download of the same job", async () => {
+    const { id, size } = await completedJob(5);
+    // About one second: long enough for the second call to find the first one's download.
+    throttleNextDownload(size * DOWNLOAD_SECONDS);
+    const before = downloads();
+    const [a, b] = await Promise.all([
+      h.call("check_export", { job_id: id, wait_seconds: 5 }),
+      h.call("check_export", { job_id: id, wait_seconds: 5 }),
+    ]);
+    expect(a.structured.file_path).toBeDefined();
+    expect(b.structured.file_path).toBe(a.structured.file_path);
+    expect(statSync(String(a.structured.file_path)).size).toBe(size);
+    expect(downloads() - before).toBe(1);
+  });
+});
+
 describe("a download that fails while nobody waits", () => {
   it("is reported by the next call, which retries it", async () => {
     const { id, size } = await completedJob(3);
