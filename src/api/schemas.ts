@@ -225,11 +225,3 @@ export const SCENARIO_CHANNELS = [
   "RCS",
   "이메일",
 ] as const;
-
-/** Send-record event types of spec 6; every other type is an event-record row. */
-export const SEND_RECORD_EVENT_TYPES = [
-  "message_sent",
-  "message_received",
-  "message_failed",
-  "control_assigned",
-] as const;

@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
+import { DAY_MS, dayToDate } from "./world/time.js";
 import type { CampaignRow, SandboxRound, SandboxTask, World } from "./world/types.js";
 
 /**
@@ -19,7 +20,6 @@ export interface SelectedRound {
 const EOL = "\r\n";
 const NEEDS_QUOTES = /[",\r\n]/;
 const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, "0"));
-const DAY_MS = 86_400_000;
 
 /** RFC 4180: quote a field containing a comma, quote, CR or LF, doubling the quotes inside. */
 export function csvField(value: string): string {
@@ -38,7 +38,7 @@ export function createTimeFormatter(offsetMinutes: number): (epochMs: number) =>
     const day = Math.floor(local / DAY_MS);
     let date = dates.get(day);
     if (date === undefined) {
-      date = `${new Date(day * DAY_MS).toISOString().slice(0, 10)} `;
+      date = `${dayToDate(day)} `;
       if (dates.size > 4096) dates.clear();
       dates.set(day, date);
     }

@@ -1,9 +1,11 @@
 import { DateTime } from "luxon";
 
 /**
- * Date rules of spec 4.2 and 4.4, read in the application's time zone. Accepted inputs are
- * `YYYY-MM-DD` and ISO 8601 date-times `YYYY-MM-DDTHH:mm[:ss[.fff]][Z|±HH:MM]`; an offset-less
- * date-time is read in the application's zone (spec 4.4 rule 3), an explicit offset is honoured.
+ * Date rules of spec 4.2 and 4.4, each read in the zone its caller passes: the application's zone
+ * for export ranges (4.2), KST for metrics windows (4.4 rule 3, whatever the application's zone).
+ * Accepted inputs are `YYYY-MM-DD` and ISO 8601 date-times
+ * `YYYY-MM-DDTHH:mm[:ss[.fff]][Z|±HH:MM]`; an offset-less date-time is read in that zone, an
+ * explicit offset is honoured.
  */
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

@@ -1,7 +1,7 @@
 import { SCHEDULE_TYPES, type ScheduleType } from "../api/schemas.js";
 import { metricsWindow, parseMoment } from "./dates.js";
 import { errorReply, type JsonReply } from "./http-util.js";
-import { TIME_ZONE } from "./world/time.js";
+import { KST } from "./world/time.js";
 import type { World } from "./world/types.js";
 
 /** Spec 8: at most 180 days between task_from and task_to (after reading both as instants). */
@@ -19,8 +19,8 @@ export function campaignMetrics(world: World, query: URLSearchParams): JsonReply
     return errorReply(400, "task_from and task_to are required (ISO 8601 or YYYY-MM-DD)");
   }
   // Spec 4.4 rules 3 and 4 name KST, whatever the application's zone.
-  const from = parseMoment(rawFrom, TIME_ZONE);
-  const to = parseMoment(rawTo, TIME_ZONE);
+  const from = parseMoment(rawFrom, KST);
+  const to = parseMoment(rawTo, KST);
   if (from === undefined) return malformed("task_from", rawFrom);
   if (to === undefined) return malformed("task_to", rawTo);
   const rawType = query.get("campaign_schedule_type");

@@ -115,9 +115,6 @@ const ADJECTIVES = [
   "소프트",
 ];
 
-export const CATEGORY_IDS: readonly string[] = CATEGORIES.map((c) => c.id);
-export const BRAND_IDS: readonly string[] = BRANDS.map((b) => b.id);
-
 export function productId(index: number): string {
   return `p_${String(index + 1).padStart(3, "0")}`;
 }

@@ -19,16 +19,6 @@ export interface ChannelProfile {
   failures: readonly (readonly [code: string, message: string])[];
 }
 
-export const CHANNELS: readonly Channel[] = [
-  "app_push",
-  "alimtalk",
-  "friendtalk",
-  "brand_message",
-  "sms",
-  "rcs",
-  "email",
-];
-
 export const CHANNEL_PROFILES: Readonly<Record<Channel, ChannelProfile>> = {
   app_push: {
     openEvent: "push_opened",
