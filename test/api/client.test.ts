@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CALL_DEADLINE_MS, PACKAGE_VERSION } from "../../src/api/client.js";
 import { InvalidResponseError } from "../../src/api/errors.js";
-import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
+import { startFixtureServer, useFixtureServer } from "../helpers/fixture-server.js";
 import {
   APP_ID,
   campaignJson,
@@ -13,19 +13,14 @@ import {
   tempDir,
 } from "./support.js";
 
-let server: FixtureServer;
+const server = useFixtureServer();
 let dir: { path: string; cleanup: () => Promise<void> };
 
 beforeAll(async () => {
-  server = await startFixtureServer();
   dir = await tempDir();
 });
 afterAll(async () => {
-  await server.close();
   await dir.cleanup();
-});
-afterEach(() => {
-  server.requests.length = 0;
 });
 
 const encodedApp = encodeURIComponent(APP_ID);

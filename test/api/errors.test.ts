@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractErrorCode, parseRetryAfter } from "../../src/api/error-mapping.js";
 import {
   type ApiError,
@@ -13,25 +13,16 @@ import {
   ServerError,
 } from "../../src/api/errors.js";
 import { setLogLevel } from "../../src/log.js";
-import {
-  type FixtureReply,
-  type FixtureServer,
-  startFixtureServer,
-} from "../helpers/fixture-server.js";
+import { type FixtureReply, useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, jobJson, SECRET, tempDir } from "./support.js";
 
-let server: FixtureServer;
+const server = useFixtureServer();
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
-  server = await startFixtureServer();
   dir = await tempDir();
 });
 afterAll(async () => {
-  await server.close();
   await dir.cleanup();
-});
-afterEach(() => {
-  server.requests.length = 0;
 });
 
 type ErrorClass = abstract new (...args: never[]) => ApiError;

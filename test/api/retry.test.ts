@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AbortedError,
   AuthenticationError,
@@ -19,23 +19,18 @@ import {
   type FixtureServer,
   freePort,
   startFixtureServer,
+  useFixtureServer,
 } from "../helpers/fixture-server.js";
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from "../helpers/self-signed.js";
 import { clientFor, jobJson, tempDir } from "./support.js";
 
-let server: FixtureServer;
+const server = useFixtureServer();
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
-  server = await startFixtureServer();
   dir = await tempDir();
 });
 afterAll(async () => {
-  await server.close();
   await dir.cleanup();
-});
-afterEach(() => {
-  server.requests.length = 0;
-  server.setDefault({ status: 500, json: { error: "no scripted reply" } });
 });
 
 const createBody = { type: "campaign_event_data" as const, campaign_id: "c" };
@@ -72,7 +67,7 @@ describe("reads and recommend retry transient failures", () => {
     server.setDefault({ status: 412, body: "" });
     await expect(client.recommend("s", {})).rejects.toBeInstanceOf(CandidateCacheNotReadyError);
     expect(server.requests).toHaveLength(3);
-    server.requests.length = 0;
+    server.reset();
     server.setDefault({ status: 502, body: "" });
     const defaults = clientFor(server, dir.path, {
       retry: { baseDelayMs: 1, attempts: undefined },

@@ -5,6 +5,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 /**
  * A scripted HTTP server on loopback for tests: each request takes the next scripted reply (or
@@ -46,8 +47,12 @@ export interface FixtureServer {
   reply(...replies: FixtureReply[]): void;
   /** Used once the script is empty (default: 500 "no scripted reply"). */
   setDefault(reply: FixtureReply): void;
+  /** Forgets recorded requests and unused replies and restores the default reply. */
+  reset(): void;
   close(): Promise<void>;
 }
+
+const NO_SCRIPTED_REPLY: FixtureReply = { status: 500, json: { error: "no scripted reply" } };
 
 export async function startFixtureServer(
   options: { host?: string; port?: number } = {},
@@ -55,7 +60,7 @@ export async function startFixtureServer(
   const host = options.host ?? "127.0.0.1";
   const requests: RecordedRequest[] = [];
   const script: FixtureReply[] = [];
-  let fallback: FixtureReply = { status: 500, json: { error: "no scripted reply" } };
+  let fallback: FixtureReply = NO_SCRIPTED_REPLY;
 
   const server = createServer((req, res) => {
     void handle(req, res).catch(() => res.destroy());
@@ -109,11 +114,51 @@ export async function startFixtureServer(
     setDefault: (reply) => {
       fallback = reply;
     },
+    reset: () => {
+      requests.length = 0;
+      script.length = 0;
+      fallback = NO_SCRIPTED_REPLY;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * One fixture server for a test file: started before its tests, reset after each (so no test
+ * sees another's requests or leftover replies), closed at the end. The returned object forwards
+ * to it, so it can be used like the server itself from inside tests.
+ */
+export function useFixtureServer(options: { host?: string; port?: number } = {}): FixtureServer {
+  let current: FixtureServer | undefined;
+  const server = (): FixtureServer => {
+    if (current === undefined) throw new Error("fixture server used outside a test");
+    return current;
+  };
+  beforeAll(async () => {
+    current = await startFixtureServer(options);
+  });
+  afterEach(() => current?.reset());
+  afterAll(async () => {
+    await current?.close();
+  });
+  return {
+    get url() {
+      return server().url;
+    },
+    get port() {
+      return server().port;
+    },
+    get requests() {
+      return server().requests;
+    },
+    reply: (...replies) => server().reply(...replies),
+    setDefault: (reply) => server().setDefault(reply),
+    reset: () => server().reset(),
+    close: () => server().close(),
   };
 }
 
