@@ -34,8 +34,21 @@ describe("world determinism", () => {
     const w = world();
     const task = w.campaigns[0]?.tasks[3];
     const round = task?.rounds[0];
+    const other = w.campaigns[1]?.tasks[0];
+    const otherRound = other?.rounds[0];
     if (task === undefined || round === undefined) throw new Error("no round");
-    expect([...w.roundRows(task, round)]).toEqual([...w.roundRows(task, round)]);
+    if (other === undefined || otherRound === undefined) throw new Error("no other round");
+    const first = [...w.roundRows(task, round)];
+    expect(first.length).toBeGreaterThan(0);
+    // Another round read in between must not shift this one's random stream.
+    expect([...w.roundRows(other, otherRound)].length).toBeGreaterThan(0);
+    expect([...w.roundRows(task, round)]).toEqual(first);
+    // A fresh world that reads this round first, before any other, gives the same rows.
+    const fresh = createWorld({ seed: SEED, now: NOW });
+    const freshTask = fresh.campaigns[0]?.tasks[3];
+    const freshRound = freshTask?.rounds[0];
+    if (freshTask === undefined || freshRound === undefined) throw new Error("no fresh round");
+    expect([...fresh.roundRows(freshTask, freshRound)]).toEqual(first);
   });
 });
 
