@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { ApiError, NotFoundError } from "../api/errors.js";
-import type { ExportJob } from "../api/schemas.js";
-import { ExportCallError, type ExportContext, ToolInputError } from "./errors.js";
+import { ToolInputError } from "./errors.js";
 import {
   budgetForOutput,
   budgetOutput,
@@ -9,12 +7,12 @@ import {
   describeBudget,
 } from "./export-common.js";
 import {
+  currentJob,
   describeBytes,
   describeJob,
   followJob,
   jobResult,
   pendingDownload,
-  pollOnce,
 } from "./export-flow.js";
 import { callHint, formatBytes, table, truncate } from "./format.js";
 import {
@@ -171,43 +169,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     }
 
     const entry = await runtime.ledger.get(jobId);
-    const context: ExportContext = {
-      jobId,
-      type: entry?.request.type,
-      targetId:
-        entry?.request.type === "campaign_event_data"
-          ? entry.request.campaign_id
-          : entry?.request.scenario_id,
-    };
-    let job: ExportJob | undefined;
-    let pollProblem: ExportCallError | undefined;
-    try {
-      job = await pollOnce(runtime, jobId, call);
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        await runtime.ledger.markLost(jobId);
-        throw new ExportCallError(error, context);
-      }
-      // A passing failure with the job known locally: carry on from the ledger's copy.
-      if (error instanceof ApiError && error.transient && entry !== undefined) {
-        pollProblem = new ExportCallError(error, context);
-      } else if (error instanceof ApiError) {
-        throw new ExportCallError(error, context);
-      } else {
-        throw error;
-      }
-    }
-    // Polled too recently: start from what the ledger knows and let the wait poll on schedule.
-    job ??= entry?.job;
-    if (job === undefined) {
-      const api = await runtime.api();
-      try {
-        job = await api.getExportJob(jobId, { signal: call.signal });
-      } catch (error) {
-        if (error instanceof ApiError) throw new ExportCallError(error, context);
-        throw error;
-      }
-    }
+    const { job, context, pollProblem } = await currentJob(runtime, jobId, entry, call);
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
     const problem =
       outcome.problem ?? (outcome.job.status === "completed" ? undefined : pollProblem);

@@ -1,6 +1,6 @@
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
-import { ApiError, DownloadRefusedError } from "../api/errors.js";
+import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
@@ -111,6 +111,62 @@ export async function pollOnce(
   const job = await api.getExportJob(jobId, { signal: call.signal });
   await runtime.ledger.updateJob(job);
   return job;
+}
+
+/** What the export tools know of a job when an API call about it fails (for the error text). */
+export function jobContext(jobId: string, entry: LedgerEntry | undefined): ExportContext {
+  return {
+    jobId,
+    type: entry?.request.type,
+    targetId:
+      entry?.request.type === "campaign_event_data"
+        ? entry.request.campaign_id
+        : entry?.request.scenario_id,
+  };
+}
+
+export interface CurrentJob {
+  job: ExportJob;
+  context: ExportContext;
+  /** A passing poll failure survived by using the ledger's copy of the job. */
+  pollProblem?: ExportCallError | undefined;
+}
+
+/**
+ * The job as it stands: from a poll now, else (polled too recently, or a passing poll failure
+ * for a job the ledger knows) the ledger's copy, else a direct read. API failures carry the job's
+ * ID, type and target; "not found" marks the ledger's entry lost (the service no longer has it).
+ */
+export async function currentJob(
+  runtime: ToolRuntime,
+  jobId: string,
+  entry: LedgerEntry | undefined,
+  call: ToolCall,
+): Promise<CurrentJob> {
+  const context = jobContext(jobId, entry);
+  const fail = async (error: unknown): Promise<never> => {
+    if (error instanceof NotFoundError) await runtime.ledger.markLost(jobId);
+    if (error instanceof ApiError) throw new ExportCallError(error, context);
+    throw error;
+  };
+  let job: ExportJob | undefined;
+  let pollProblem: ExportCallError | undefined;
+  try {
+    job = await pollOnce(runtime, jobId, call);
+  } catch (error) {
+    // A passing failure with the job known locally: carry on from the ledger's copy.
+    if (!(error instanceof ApiError && error.transient && entry !== undefined)) return fail(error);
+    pollProblem = new ExportCallError(error, context);
+  }
+  job ??= entry?.job;
+  if (job === undefined) {
+    try {
+      job = await (await runtime.api()).getExportJob(jobId, { signal: call.signal });
+    } catch (error) {
+      return fail(error);
+    }
+  }
+  return { job, context, ...(pollProblem === undefined ? {} : { pollProblem }) };
 }
 
 export interface DownloadInfo {

@@ -8,14 +8,15 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { ToolInputError } from "./errors.js";
-import { assertNotFailed, awaitDownload, describeBytes, pollOnce } from "./export-flow.js";
+import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
 import { resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
 /** How long summarize_export waits for a job's file before pointing to check_export. */
 const DOWNLOAD_WAIT_MS = 20_000;
 
-const inputSchema = z.object({
+// Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
+const inputSchema = z.strictObject({
   job_id: z
     .string()
     .optional()
@@ -89,10 +90,7 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
       if (entry?.file_path !== undefined && (await exists(entry.file_path))) {
         path = entry.file_path;
       } else {
-        const job =
-          (await pollOnce(runtime, jobId, call)) ??
-          entry?.job ??
-          (await (await runtime.api()).getExportJob(jobId, { signal: call.signal }));
+        const { job } = await currentJob(runtime, jobId, entry, call);
         assertNotFailed(job);
         if (job.status !== "completed") {
           throw new ToolInputError(
