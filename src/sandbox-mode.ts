@@ -23,17 +23,16 @@ export interface EmbeddedSandbox {
 }
 
 export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSandbox> {
-  const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }, { parseNowOption }] =
+  const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }, { pinnedClock }] =
     await Promise.all([
       import("./sandbox/index.js"),
       import("./api/client.js"),
       import("./sandbox/clock.js"),
     ]);
   const started = Date.now();
-  // Read before the sandbox starts its own clock, so ours runs at most the start-up time ahead
+  // Started before the sandbox starts its own clock, so ours runs at most the start-up time ahead
   // of it: an expiry is then judged a little early, never late.
-  const pinned = parseNowOption(config.sandbox.now);
-  const now = pinned === undefined ? Date.now : () => pinned + (Date.now() - started);
+  const now = pinnedClock(config.sandbox.now);
   const sandbox = await startSandbox({
     host: "127.0.0.1",
     port: 0,

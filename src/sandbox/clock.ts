@@ -38,3 +38,18 @@ export function parseNowOption(now: string | number | undefined): number | undef
   }
   return ms;
 }
+
+/**
+ * A clock that starts at the pinned `now` option (read by parseNowOption) and advances with real
+ * time from this call on; the real clock when nothing is pinned. Everything that follows the
+ * sandbox's "today" outside the sandbox itself reads it, so all agree on one zone rule.
+ */
+export function pinnedClock(
+  now: string | number | undefined,
+  real: () => number = Date.now,
+): () => number {
+  const pinned = parseNowOption(now);
+  if (pinned === undefined) return real;
+  const realStart = real();
+  return () => pinned + (real() - realStart);
+}

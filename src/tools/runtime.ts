@@ -2,6 +2,7 @@ import type { CrmApi } from "../api/types.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
 import { JobLedger, ledgerScope } from "../ledger/ledger.js";
+import { pinnedClock } from "../sandbox/clock.js";
 import type { EmbeddedSandbox } from "../sandbox-mode.js";
 import { downloadsOf } from "./download-manager.js";
 import type { ToolRuntime } from "./tool.js";
@@ -24,8 +25,9 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     | Promise<{ api: CrmApi; close?: () => Promise<void>; embedded?: EmbeddedSandbox }>
     | undefined;
   let catalogPromise: Promise<ProductCatalog | undefined> | undefined;
-  const pinnedNow = config.sandbox.now === undefined ? undefined : Date.parse(config.sandbox.now);
-  const startedAt = Date.now();
+  // Read like the embedded sandbox reads it (an offset-less value in Asia/Seoul), so the first
+  // call's default windows, before the sandbox runs, already follow the sandbox's "today".
+  const pinnedNow = sandboxMode ? pinnedClock(config.sandbox.now) : Date.now;
   /** Set once the embedded sandbox runs: from then on its clock is the data's clock. */
   let sandboxNow: (() => number) | undefined;
 
@@ -56,9 +58,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     if (deps.now !== undefined) return deps.now();
     if (sandboxNow !== undefined) return sandboxNow();
     // The sandbox's data lies before its pinned "now"; default windows follow that clock.
-    return sandboxMode && pinnedNow !== undefined
-      ? pinnedNow + (Date.now() - startedAt)
-      : Date.now();
+    return pinnedNow();
   };
   // Jobs, budget and reuse are per service and application; the sandbox has its own scope.
   const scope = sandboxMode
