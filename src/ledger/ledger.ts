@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile, rename, stat } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import {
@@ -9,6 +9,7 @@ import {
   type ExportJob,
   type ExportStatus,
 } from "../api/schemas.js";
+import { isRegularFile } from "../file-exists.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
 import { writeFileAtomic } from "./atomic-file.js";
@@ -155,7 +156,7 @@ export class JobLedger {
         options.rangeEndsAt !== undefined &&
         Number.isFinite(createdAt) &&
         options.rangeEndsAt <= createdAt;
-      const hasFile = entry.file_path !== undefined && (await fileExists(entry.file_path));
+      const hasFile = entry.file_path !== undefined && (await isRegularFile(entry.file_path));
       if (closed && hasFile) return entry;
       if (urlValid && (hasFile || entry.job.download_url_expires_at !== undefined)) return entry;
     }
@@ -260,7 +261,8 @@ export class JobLedger {
     const entries = (await this.read()).jobs.filter((j) => j.file_path !== undefined).reverse();
     const present: LedgerEntry[] = [];
     for (const entry of entries) {
-      if (entry.file_path !== undefined && (await fileExists(entry.file_path))) present.push(entry);
+      if (entry.file_path !== undefined && (await isRegularFile(entry.file_path)))
+        present.push(entry);
     }
     return present;
   }
@@ -372,12 +374,4 @@ function parseLedger(text: string): { file: LedgerFile; skipped: number } | unde
 export function safeJob(job: ExportJob): ExportJob {
   if (job.download_url === undefined) return job;
   return { ...job, download_url: redact(job.download_url) };
-}
-
-async function fileExists(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
 }

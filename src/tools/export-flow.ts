@@ -2,6 +2,7 @@ import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
+import { isRegularFile } from "../file-exists.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
 import { downloadsOf } from "./download-manager.js";
@@ -198,7 +199,7 @@ export async function awaitDownload(
   budgetMs: number,
 ): Promise<DownloadOutcome> {
   if (entry?.file_path !== undefined && entry.file_bytes !== undefined) {
-    if (await exists(entry.file_path)) {
+    if (await isRegularFile(entry.file_path)) {
       return { state: "done", info: describeDownload(job, entry.file_path, entry.file_bytes) };
     }
   }
@@ -512,15 +513,6 @@ export async function followJob(
       throw new ExportCallError(error, withJob);
     }
     throw error;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  const { stat } = await import("node:fs/promises");
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
   }
 }
 

@@ -1,4 +1,3 @@
-import { access } from "node:fs/promises";
 import { z } from "zod";
 import { AnalysisError } from "../analysis/errors.js";
 import {
@@ -7,6 +6,7 @@ import {
   scenarioSummaryOutputSchema,
   summarizeFile,
 } from "../analysis/index.js";
+import { isRegularFile } from "../file-exists.js";
 import { ToolInputError } from "./errors.js";
 import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
 import { resultBase } from "./params.js";
@@ -87,7 +87,7 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
     let path = file;
     if (jobId !== undefined) {
       const entry = await runtime.ledger.get(jobId);
-      if (entry?.file_path !== undefined && (await exists(entry.file_path))) {
+      if (entry?.file_path !== undefined && (await isRegularFile(entry.file_path))) {
         path = entry.file_path;
       } else {
         const { job } = await currentJob(runtime, jobId, entry, call);
@@ -123,12 +123,3 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
     };
   },
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

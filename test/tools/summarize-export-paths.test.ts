@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
@@ -145,5 +145,18 @@ describe("summarize_export by job_id", () => {
     expect(s.nodes.map((n) => n.node_id).sort()).toEqual(messageNodes.map((n) => n.node_id).sort());
     expect(s.nodes.every((n) => n.days <= 20)).toBe(true);
     expect(out.text).toMatch(/\*\*Scenario export\*\*/);
+  });
+
+  it("a recorded download path that is now a directory is downloaded again, not analysed", async () => {
+    const dirInstead = join(dir, "not-a-file.csv");
+    await mkdir(dirInstead);
+    const before = (await runtime.ledger.get(campaignJob))?.file_bytes;
+    await runtime.ledger.recordDownload(campaignJob, dirInstead, before ?? 1);
+    const out = await summarizeExport.handler({ job_id: campaignJob }, runtime, call);
+    const s = out.structured as { kind: string; rows: number; file_path: string };
+    expect(s.kind).toBe("campaign_event_data");
+    expect(s.file_path).not.toBe(dirInstead);
+    expect((await stat(s.file_path)).isFile()).toBe(true);
+    expect(s.rows).toBeGreaterThan(0);
   });
 });
