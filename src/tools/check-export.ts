@@ -1,11 +1,6 @@
 import { z } from "zod";
 import { ToolInputError } from "./errors.js";
-import {
-  budgetForOutput,
-  budgetOutput,
-  checkWaitSeconds,
-  describeBudget,
-} from "./export-common.js";
+import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
 import {
   currentJob,
   describeBytes,
@@ -18,7 +13,9 @@ import { callHint, formatBytes, table, truncate } from "./format.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,
-  exportJobOutput,
+  exportJobField,
+  exportResultFields,
+  jobIdParam,
   resultBase,
   waitSecondsParam,
 } from "./params.js";
@@ -29,12 +26,7 @@ const LIST_MAX = 50;
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
-  job_id: z
-    .string()
-    .optional()
-    .describe(
-      "Export job ID returned by start_export (`job._id`). Omit to list recent jobs from the local ledger.",
-    ),
+  job_id: jobIdParam("Omit to list recent jobs from the local ledger."),
   wait_seconds: waitSecondsParam,
   limit: z
     .number()
@@ -58,42 +50,14 @@ const listedJob = z.object({
 
 const outputSchema = z.object({
   ...resultBase,
-  job: exportJobOutput
-    .optional()
-    .describe("The export job as the API returns it (signed URL query removed)."),
+  ...exportResultFields,
+  job: exportJobField.optional(),
   done: z.boolean().optional(),
-  from_date: z
-    .string()
-    .optional()
-    .describe("First exported date, inclusive, in the app's time zone (absent: no start limit)."),
-  to_date: z
-    .string()
-    .optional()
-    .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
-  error: z.string().optional().describe("A temporary failure; the job is intact, see next_step."),
-  status: z
-    .string()
-    .optional()
-    .describe(
-      'The job\'s status, or "downloading": the job is completed and its file is still downloading in the background (call check_export as next_step says).',
-    ),
-  download_progress: z
-    .object({ bytes: z.number(), total_bytes: z.number().optional() })
-    .optional()
-    .describe("While downloading: bytes received so far and the file's size."),
-  earlier_download_error: z
-    .string()
-    .optional()
-    .describe("A background download that had failed after an earlier call; this call retried it."),
-  file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
-  file_bytes: z.number().optional(),
-  resource_uri: z.string().optional(),
   jobs: z
     .array(listedJob)
     .optional()
     .describe("Recent jobs from the local ledger, newest first (listing mode)."),
   total_jobs: z.number().optional(),
-  budget: budgetOutput,
 });
 
 export default defineTool({

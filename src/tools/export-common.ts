@@ -1,16 +1,7 @@
-import { z } from "zod";
+import type { z } from "zod";
 import type { BudgetStatus } from "../ledger/budget.js";
 import { ToolInputError } from "./errors.js";
-import { MAX_WAIT_SECONDS } from "./params.js";
-
-export const budgetOutput = z
-  .object({
-    used: z.number(),
-    limit: z.number(),
-    window_seconds: z.number(),
-    next_slot_at: z.string().optional(),
-  })
-  .describe("Local export-creation budget (mirrors the service's 10 per 10 minutes).");
+import { type budgetOutput, MAX_WAIT_SECONDS } from "./params.js";
 
 export function checkWaitSeconds(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;

@@ -10,9 +10,14 @@ import { EXPORT_TYPES } from "../api/schemas.js";
 export const MAX_WAIT_SECONDS = 50;
 export const DEFAULT_WAIT_SECONDS = 20;
 
-export const jobIdParam = z
-  .string()
-  .describe("Export job ID (`job._id`) returned by start_export, or listed by check_export.");
+/** The job_id input of check_export and summarize_export; `use` says what it does there. */
+export const jobIdParam = (use: string) =>
+  z
+    .string()
+    .optional()
+    .describe(
+      `Export job ID (\`job._id\`) returned by start_export, or listed by check_export. ${use}`,
+    );
 
 export const waitSecondsParam = z
   .number()
@@ -80,3 +85,51 @@ export function checkInteger(
   }
   return undefined;
 }
+
+export const budgetOutput = z
+  .object({
+    used: z.number(),
+    limit: z.number(),
+    window_seconds: z.number(),
+    next_slot_at: z.string().optional(),
+  })
+  .describe("Local export-creation budget (mirrors the service's 10 per 10 minutes).");
+
+/** The job in start_export and check_export results. */
+export const exportJobField = exportJobOutput.describe(
+  "The export job as the API returns it (signed URL query removed).",
+);
+
+/** The output fields of a job result (export-flow's JobResult) shared by start_export and check_export. */
+export const exportResultFields = {
+  status: z
+    .string()
+    .optional()
+    .describe(
+      'The job\'s status, or "downloading": the job is completed and its file is still downloading in the background (call check_export as next_step says).',
+    ),
+  download_progress: z
+    .object({ bytes: z.number(), total_bytes: z.number().optional() })
+    .optional()
+    .describe("While downloading: bytes received so far and the file's size."),
+  earlier_download_error: z
+    .string()
+    .optional()
+    .describe("A background download that had failed after an earlier call; this call retried it."),
+  file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
+  file_bytes: z.number().optional(),
+  resource_uri: z.string().optional().describe("MCP resource URI of the downloaded file."),
+  from_date: z
+    .string()
+    .optional()
+    .describe("First exported date, inclusive, in the app's time zone (absent: no start limit)."),
+  to_date: z
+    .string()
+    .optional()
+    .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
+  error: z
+    .string()
+    .optional()
+    .describe("A temporary failure after the job was created; the job is intact, see next_step."),
+  budget: budgetOutput,
+};

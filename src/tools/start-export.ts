@@ -10,12 +10,7 @@ import {
   type ExportContext,
   ToolInputError,
 } from "./errors.js";
-import {
-  budgetForOutput,
-  budgetOutput,
-  checkWaitSeconds,
-  describeBudget,
-} from "./export-common.js";
+import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
 import {
   describeBytes,
   describeJob,
@@ -28,7 +23,8 @@ import { formatBytes } from "./format.js";
 import {
   DEFAULT_WAIT_SECONDS,
   dateParam,
-  exportJobOutput,
+  exportJobField,
+  exportResultFields,
   exportTypeParam,
   resultBase,
   waitSecondsParam,
@@ -63,37 +59,9 @@ const inputSchema = z.strictObject({
 
 const outputSchema = z.object({
   ...resultBase,
-  job: exportJobOutput.describe("The export job as the API returns it (signed URL query removed)."),
+  ...exportResultFields,
+  job: exportJobField,
   done: z.boolean().describe("true when the job is completed or failed."),
-  status: z
-    .string()
-    .optional()
-    .describe(
-      'The job\'s status, or "downloading": the job is completed and its file is still downloading in the background (call check_export as next_step says).',
-    ),
-  download_progress: z
-    .object({ bytes: z.number(), total_bytes: z.number().optional() })
-    .optional()
-    .describe("While downloading: bytes received so far and the file's size."),
-  earlier_download_error: z
-    .string()
-    .optional()
-    .describe("A background download that had failed after an earlier call; this call retried it."),
-  file_path: z.string().optional().describe("Local path of the downloaded file, once completed."),
-  file_bytes: z.number().optional(),
-  resource_uri: z.string().optional().describe("MCP resource URI of the downloaded file."),
-  from_date: z
-    .string()
-    .optional()
-    .describe("First exported date, inclusive, in the app's time zone (absent: no start limit)."),
-  to_date: z
-    .string()
-    .optional()
-    .describe("Last exported date, inclusive, in the app's time zone (absent: no end limit)."),
-  error: z
-    .string()
-    .optional()
-    .describe("A temporary failure after the job was created; the job is intact, see next_step."),
   reused: z
     .boolean()
     .describe("true when an identical earlier job was reused instead of creating one."),
@@ -101,7 +69,6 @@ const outputSchema = z.object({
     .string()
     .optional()
     .describe("When the reused job was created: its data is as of then."),
-  budget: budgetOutput,
 });
 
 export default defineTool({

@@ -9,7 +9,7 @@ import {
 import { isRegularFile } from "../file-exists.js";
 import { ToolInputError } from "./errors.js";
 import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
-import { resultBase } from "./params.js";
+import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
 /** How long summarize_export waits for a job's file before pointing to check_export. */
@@ -17,12 +17,7 @@ const DOWNLOAD_WAIT_MS = 20_000;
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
-  job_id: z
-    .string()
-    .optional()
-    .describe(
-      "Export job ID returned by start_export (`job._id`) or listed by check_export; its file is downloaded if needed. Give job_id or file.",
-    ),
+  job_id: jobIdParam("Its file is downloaded if needed. Give job_id or file."),
   file: z
     .string()
     .optional()
