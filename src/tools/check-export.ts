@@ -9,7 +9,7 @@ import {
   jobResult,
   pendingDownload,
 } from "./export-flow.js";
-import { callHint, formatBytes, table, truncate } from "./format.js";
+import { callHint, formatBytes, moreNotShown, table, truncate } from "./format.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,
@@ -77,14 +77,12 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   },
   async handler(args, runtime, call) {
     const waitSeconds = checkWaitSeconds(args.wait_seconds) ?? DEFAULT_WAIT_SECONDS;
-    const budget = budgetForOutput(await runtime.ledger.budgetStatus());
     const jobId = args.job_id?.trim();
     if (jobId === undefined || jobId === "") {
       const problem = checkInteger(args.limit, "limit", 1, LIST_MAX);
       if (problem !== undefined) throw new ToolInputError("limit", problem);
       const limit = args.limit ?? LIST_DEFAULT;
-      const entries = await runtime.ledger.list(limit);
-      const total = await runtime.ledger.count();
+      const { entries, total, budget } = await runtime.ledger.recent(limit);
       const jobs = entries.map((e) => ({
         job_id: e.job_id,
         type: e.request.type,
@@ -113,10 +111,8 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           : [
               `${total} export job(s) in the local ledger; newest ${jobs.length}:`,
               table(["job_id", "type", "id", "range", "status", "requested (UTC)", "file"], rows),
-              total > jobs.length
-                ? `${total - jobs.length} more not shown (raise limit, max ${LIST_MAX}).`
-                : "",
-              describeBudget(await runtime.ledger.budgetStatus()),
+              moreNotShown(total, jobs.length, `raise limit, max ${LIST_MAX}`),
+              describeBudget(budget),
             ]
               .filter((l) => l !== "")
               .join("\n");
@@ -126,12 +122,13 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           next_step: listNextStep(jobs),
           jobs,
           total_jobs: total,
-          budget,
+          budget: budgetForOutput(budget),
         },
         text: warnings === "" ? text : `${warnings}\n${text}`,
       };
     }
 
+    const budget = budgetForOutput(await runtime.ledger.budgetStatus());
     const entry = await runtime.ledger.get(jobId);
     const { job, context, pollProblem } = await currentJob(runtime, jobId, entry, call);
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
