@@ -27,6 +27,8 @@ beforeAll(async () => {
         type: "campaign_event_data",
         status: "processing",
         campaign_id: id,
+        created_at: "2026-11-22T00:00:00Z",
+        updated_at: "2026-11-22T00:00:00Z",
       },
     );
     await runtime.ledger.reserveCreate();
