@@ -321,7 +321,7 @@ async function streamToFile(
     }
     if (expected !== undefined && bytes !== expected) {
       throw failed(
-        `The download ended after ${bytes} of the ${expected} bytes the export job announced; nothing was kept. Try again.`,
+        `The download ended after ${bytes} of the ${expected} bytes the export job announced; nothing was kept.`,
       );
     }
     await onDisk(directory, () => handle.sync());

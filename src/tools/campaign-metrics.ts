@@ -13,7 +13,6 @@ import {
   windowToUtc,
 } from "../api/dates.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
-import { ToolInputError } from "./errors.js";
 import {
   callHint,
   formatNumber,
@@ -177,8 +176,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
   outputSchema,
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handler(args, runtime, call) {
-    const problem = checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
-    if (problem !== undefined) throw new ToolInputError("top_n", problem);
+    checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
     const window = defaultWindow(args.task_from, args.task_to, runtime.now());
     const spans = splitMetricsWindow(window);
     const api = await runtime.api();

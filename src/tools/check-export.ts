@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { ToolInputError } from "./errors.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
 import {
   currentJob,
@@ -79,8 +78,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     const waitSeconds = checkWaitSeconds(args.wait_seconds) ?? DEFAULT_WAIT_SECONDS;
     const jobId = args.job_id?.trim();
     if (jobId === undefined || jobId === "") {
-      const problem = checkInteger(args.limit, "limit", 1, LIST_MAX);
-      if (problem !== undefined) throw new ToolInputError("limit", problem);
+      checkInteger(args.limit, "limit", 1, LIST_MAX);
       const limit = args.limit ?? LIST_DEFAULT;
       const { entries, total, budget } = await runtime.ledger.recent(limit);
       const jobs = entries.map((e) => ({

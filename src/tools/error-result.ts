@@ -3,8 +3,11 @@ import { AnalysisError } from "../analysis/errors.js";
 import { DateInputError } from "../api/dates.js";
 import { operationLabel } from "../api/error-mapping.js";
 import { ApiError, type DownloadRefusedError, NetworkError } from "../api/errors.js";
+import { CatalogError } from "../catalog.js";
+import { ConfigError } from "../config.js";
 import { redact } from "../redact.js";
 import {
+  DownloadPendingError,
   ExportBudgetError,
   ExportCallError,
   type ExportContext,
@@ -29,6 +32,7 @@ function describe(error: unknown): string {
   if (
     error instanceof ExportBudgetError ||
     error instanceof ExportJobFailedError ||
+    error instanceof DownloadPendingError ||
     error instanceof AnalysisError
   ) {
     return error.message;
@@ -36,14 +40,17 @@ function describe(error: unknown): string {
   if (error instanceof ToolCancelledError) return "the call was cancelled.";
   if (error instanceof ExportCallError) return describeApiError(error.apiError, error.context);
   if (error instanceof ApiError) return describeApiError(error);
-  if (error instanceof Error && (error.name === "ConfigError" || error.name === "CatalogError")) {
-    return error.message;
-  }
+  if (error instanceof ConfigError || error instanceof CatalogError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
   return `unexpected failure: ${message}. Retry shortly; if it persists, check the server's log (stderr).`;
 }
 
 const DETAIL_SHOWN = 200;
+
+/** The error's message without its final period, to continue the sentence with the next step. */
+function clause(error: Error): string {
+  return error.message.replace(/\.$/, "");
+}
 
 /**
  * The text of an API failure, written here from what failed (kind, operation, status, code, the
@@ -94,20 +101,20 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "timeout": {
       const sent = error instanceof NetworkError ? error.requestSent : true;
       if (error.operation === "create_export_job" && sent) {
-        return `${error.message.replace(/\.$/, "")} after the create request was sent, so the service may have created the job, but no job ID came back and the local ledger does not know it: calling start_export again creates another job (one more of the 10 per 10 minutes). Check the network and CRM_BASE_URL first.`;
+        return `${clause(error)} after the create request was sent, so the service may have created the job, but no job ID came back and the local ledger does not know it: calling start_export again creates another job (one more of the 10 per 10 minutes). Check the network and CRM_BASE_URL first.`;
       }
       if (job !== undefined) {
-        return `${error.message.replace(/\.$/, "")}. Export job ${job} itself is fine: ${checkCall} continues (retry shortly).`;
+        return `${clause(error)}. Export job ${job} itself is fine: ${checkCall} continues (retry shortly).`;
       }
-      if (error.kind === "timeout") return `${error.message.replace(/\.$/, "")}; retry shortly.`;
+      if (error.kind === "timeout") return `${clause(error)}; retry shortly.`;
       return error.message.includes("TLS")
-        ? `${error.message.replace(/\.$/, "")}. Check the URL (CRM_BASE_URL / CRM_REALTIME_BASE_URL, or the download host) and, behind a TLS-inspecting proxy, NODE_EXTRA_CA_CERTS.`
-        : `${error.message.replace(/\.$/, "")}. Check the network and CRM_BASE_URL / CRM_REALTIME_BASE_URL, then retry shortly.`;
+        ? `${clause(error)}. Check the URL (CRM_BASE_URL / CRM_REALTIME_BASE_URL, or the download host) and, behind a TLS-inspecting proxy, NODE_EXTRA_CA_CERTS.`
+        : `${clause(error)}. Check the network and CRM_BASE_URL / CRM_REALTIME_BASE_URL, then retry shortly.`;
     }
     case "aborted":
       return "the call was cancelled.";
     case "invalid_response":
-      return `${error.message.replace(/\.$/, "")}. Retry shortly, and report it if it persists.`;
+      return `${clause(error)}. Retry shortly, and report it if it persists.`;
     case "download_refused": {
       const reason = (error as DownloadRefusedError).reason;
       if (reason === "expired") {
@@ -120,11 +127,11 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
           : ` The job itself is fine: after that change, ${checkCall} downloads it.`;
       if (reason === "host_not_allowed") return `${error.message}${then}`;
       if (reason === "too_large")
-        return `${error.message.replace(/\.$/, "")}: raise CRM_MAX_DOWNLOAD_MB, or export a shorter period.${then}`;
-      return `${error.message.replace(/\.$/, "")}. Create a new job with start_export and "force": true, and report it if it persists.`;
+        return `${clause(error)}: raise CRM_MAX_DOWNLOAD_MB, or export a shorter period.${then}`;
+      return `${clause(error)}. Create a new job with start_export and "force": true, and report it if it persists.`;
     }
     case "download_failed":
-      return `${error.message.replace(/\.$/, "")}. The file was not saved; ${checkCall} retries the download while the URL is valid (24 hours).`;
+      return `${clause(error)}. The file was not saved; ${checkCall} retries the download while the URL is valid (24 hours).`;
   }
 }
 

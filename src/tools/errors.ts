@@ -37,6 +37,19 @@ export class ExportJobFailedError extends Error {
   }
 }
 
+/**
+ * The job is completed but its file is still downloading in the background: nothing failed, the
+ * message says how far it got and how to wait for the rest.
+ */
+export class DownloadPendingError extends Error {
+  override name = "DownloadPendingError";
+  readonly jobId: string;
+  constructor(jobId: string, message: string) {
+    super(message);
+    this.jobId = jobId;
+  }
+}
+
 /** The MCP request was cancelled while we were waiting. */
 export class ToolCancelledError extends Error {
   override name = "ToolCancelledError";

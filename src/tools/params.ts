@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXPORT_TYPES } from "../api/schemas.js";
+import { ToolInputError } from "./errors.js";
 
 /**
  * Parameter schemas shared by the tools. Ranges are advertised in the JSON Schema (`meta`) but
@@ -71,19 +72,18 @@ export const exportJobOutput = z.looseObject({
   updated_at: z.string().optional(),
 });
 
-/** Integer in [min, max] or a ToolInputError-worthy message. */
+/** Throws a ToolInputError naming the field unless `value` is absent or an integer in [min, max]. */
 export function checkInteger(
   value: number | undefined,
   field: string,
   min: number,
   max: number | undefined,
-): string | undefined {
-  if (value === undefined) return undefined;
+): void {
+  if (value === undefined) return;
   const range = max === undefined ? `${min} or more` : `${min} to ${max}`;
   if (!Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
-    return `${field} must be a whole number ${range}; got ${value}.`;
+    throw new ToolInputError(field, `${field} must be a whole number ${range}; got ${value}.`);
   }
-  return undefined;
 }
 
 export const budgetOutput = z

@@ -83,8 +83,7 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
       ["limit", 1, 1000],
       ["offset", 0, undefined],
     ] as const) {
-      const problem = checkInteger(args[field], field, min, max);
-      if (problem !== undefined) throw new ToolInputError(field, problem);
+      checkInteger(args[field], field, min, max);
     }
     const slotKey = args.slot_key.trim();
     if (slotKey === "") {

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { AnalysisError } from "../analysis/errors.js";
 import {
   campaignSummaryOutputSchema,
   renderSummaryMarkdown,
@@ -7,7 +6,7 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { isRegularFile } from "../file-exists.js";
-import { ToolInputError } from "./errors.js";
+import { DownloadPendingError, ToolInputError } from "./errors.js";
 import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
@@ -95,10 +94,9 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         }
         const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS);
         if (download.state === "downloading") {
-          // Printed as is; the file simply is not local yet, and check_export can wait longer.
-          throw new AnalysisError(
+          throw new DownloadPendingError(
+            jobId,
             `The file of export job ${jobId} is still downloading in the background (${describeBytes(download.bytes, download.totalBytes)}); the download continues. Wait for it with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
-            "not_found",
           );
         }
         path = download.info.path;

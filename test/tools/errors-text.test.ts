@@ -6,8 +6,11 @@ import {
   NetworkError,
   NotFoundError,
 } from "../../src/api/errors.js";
+import { CatalogError } from "../../src/catalog.js";
+import { ConfigError } from "../../src/config.js";
 import { errorText } from "../../src/tools/error-result.js";
-import { ExportCallError } from "../../src/tools/errors.js";
+import { DownloadPendingError, ExportCallError, ToolInputError } from "../../src/tools/errors.js";
+import { checkInteger } from "../../src/tools/params.js";
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
@@ -132,6 +135,44 @@ describe("error texts say each fact and instruction once", () => {
       const text = errorText(mapHttpError(failure), "tool");
       expect(text, failure.operation).toMatch(next);
       expect(count(text.toLowerCase(), "try again"), text).toBe(0);
+    }
+  });
+});
+
+describe("error classes the tools print as they are", () => {
+  it("ConfigError and CatalogError by class, not by a name any error could carry", () => {
+    expect(errorText(new ConfigError("Invalid configuration: x"), "t")).toBe(
+      "Error in t: Invalid configuration: x",
+    );
+    expect(errorText(new CatalogError("The catalog has no id column."), "t")).toBe(
+      "Error in t: The catalog has no id column.",
+    );
+    const impostor = new Error("looks like config");
+    impostor.name = "ConfigError";
+    expect(errorText(impostor, "t")).toContain("unexpected failure: looks like config");
+  });
+
+  it("a download still running is printed verbatim", () => {
+    const message =
+      'The file of export job exp_1 is still downloading in the background (1.0 of 2.0 MB); the download continues. Wait for it with check_export {"job_id": "exp_1", "wait_seconds": 30}, then call summarize_export again.';
+    expect(errorText(new DownloadPendingError("exp_1", message), "summarize_export")).toBe(
+      `Error in summarize_export: ${message}`,
+    );
+  });
+
+  it("checkInteger throws the input error naming the field", () => {
+    expect(() => checkInteger(undefined, "limit", 1, 50)).not.toThrow();
+    expect(() => checkInteger(50, "limit", 1, 50)).not.toThrow();
+    for (const bad of [0, 51, 1.5]) {
+      let thrown: unknown;
+      try {
+        checkInteger(bad, "limit", 1, 50);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ToolInputError);
+      expect((thrown as ToolInputError).field).toBe("limit");
+      expect((thrown as Error).message).toBe(`limit must be a whole number 1 to 50; got ${bad}.`);
     }
   });
 });
