@@ -9,11 +9,11 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
+import { callHint, formatBytes, truncate } from "./format.js";
 import { log } from "./log.js";
 import { redact } from "./redact.js";
 import { errorText } from "./tools/error-result.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
-import { callHint, formatBytes, truncate } from "./tools/format.js";
 import { TOOLS } from "./tools/index.js";
 import { createRuntime } from "./tools/runtime.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";

@@ -1,3 +1,4 @@
+import { percent } from "../format.js";
 import { CONTROL_GROUP } from "./campaign-columns.js";
 import type { CampaignRound, CampaignSummary, Comparison } from "./schemas.js";
 import { formatP, ratio, round6, twoProportionTest } from "./stats.js";
@@ -16,10 +17,6 @@ export interface RoundDerived {
   controlConverted: number;
 }
 
-export function pct(x: number): string {
-  return `${(x * 100).toFixed(1)}%`;
-}
-
 function verdictText(
   metric: string,
   a: string,
@@ -29,13 +26,13 @@ function verdictText(
   test: ReturnType<typeof twoProportionTest>,
 ): string {
   if (test === null) return `Not enough data to compare ${metric} of ${a} and ${b}.`;
-  if (ra === rb) return `${a} and ${b} have the same ${metric} (${pct(ra)}).`;
+  if (ra === rb) return `${a} and ${b} have the same ${metric} (${percent(ra)}).`;
   const [hiName, loName, hiRate, loRate] = ra > rb ? [a, b, ra, rb] : [b, a, rb, ra];
   // "send groups" is a plural subject.
   const has = hiName === "send groups" ? "have" : "has";
   return test.significant
-    ? `${hiName} ${has} a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}); the difference is significant at 95% (${formatP(test.p_value)}).`
-    : `${hiName} ${has} a higher ${metric} than ${loName} (${pct(hiRate)} vs ${pct(loRate)}), but the difference is not significant at 95% (${formatP(test.p_value)}).`;
+    ? `${hiName} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}); the difference is significant at 95% (${formatP(test.p_value)}).`
+    : `${hiName} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}), but the difference is not significant at 95% (${formatP(test.p_value)}).`;
 }
 
 function compare(

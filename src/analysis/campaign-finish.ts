@@ -1,4 +1,5 @@
-import { abReadout, pct, type RoundDerived } from "./ab-readout.js";
+import { percent } from "../format.js";
+import { abReadout, type RoundDerived } from "./ab-readout.js";
 import { CONTROL_GROUP, MAX_KEY_BYTES } from "./campaign-columns.js";
 import type { CampaignTally } from "./campaign-row-pass.js";
 import { ROLE_NAMES } from "./event-roles.js";
@@ -205,9 +206,9 @@ function oneLine(s: CampaignSummary): string {
   const t = s.totals;
   const parts = [
     `${s.rows} rows, ${s.rounds.length} round(s)`,
-    `${t.sent} sent, ${pct(t.success_rate)} delivered (${t.failed} failed, ${t.unsettled} unsettled)`,
-    `open rate ${pct(t.open_rate)} (건) / ${pct(t.open_rate_users)} (명)`,
-    `${t.conversions} conversions (${pct(t.conversion_rate)} of opens)`,
+    `${t.sent} sent, ${percent(t.success_rate)} delivered (${t.failed} failed, ${t.unsettled} unsettled)`,
+    `open rate ${percent(t.open_rate)} (건) / ${percent(t.open_rate_users)} (명)`,
+    `${t.conversions} conversions (${percent(t.conversion_rate)} of opens)`,
   ];
   const top = s.error_codes[0];
   if (top) parts.push(`top failure ${top.error_code} (${top.count})`);

@@ -1,4 +1,5 @@
-import { markdownText, safeText } from "./safe-text.js";
+import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
+import { safeText } from "./safe-text.js";
 import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
 
 /**
@@ -12,30 +13,19 @@ export interface RenderOptions {
   detail?: boolean;
 }
 
-function pct(x: number): string {
-  return `${(x * 100).toFixed(1)}%`;
-}
-
-function n(x: number): string {
-  return x.toLocaleString("en-US");
-}
-
-/** Table cell text: file content must not break the table or inject markup. */
+/** Table cell text from the file: unsafe characters out (table() escapes the markup). */
 function cell(text: string): string {
-  return markdownText(safeText(text)) || "(empty)";
+  return safeText(text) || "(empty)";
+}
+
+/** File text written outside a table: made safe and markup escaped. */
+function inline(text: string): string {
+  return markdownText(cell(text));
 }
 
 /** Prose that holds file text (already made safe when the result was built): markup escaped. */
 function md(text: string): string {
   return markdownText(text);
-}
-
-function table(header: string[], rows: string[][]): string {
-  return [
-    `| ${header.join(" | ")} |`,
-    `|${header.map(() => "---").join("|")}|`,
-    ...rows.map((r) => `| ${r.join(" | ")} |`),
-  ].join("\n");
 }
 
 function duration(seconds: number | null): string {
@@ -72,6 +62,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
           n(c.failed),
           pct(c.success_rate),
         ]),
+        { padded: true },
       ),
     );
   }
@@ -84,6 +75,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       `Failures by error code (sample carrier text is third-party data, quoted as-is):\n${table(
         ["error_code", "count", "sample message"],
         shown.map((f) => [cell(f.error_code), n(f.count), cell(`"${f.sample_message}"`)]),
+        { padded: true },
       )}`,
     );
     if (s.failures.length > shown.length)
@@ -93,17 +85,14 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
     `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens (send groups' conversions). ${md(s.conversion_event_type.note)}`,
   );
   const money = s.revenue.by_currency
-    .map(
-      (c) =>
-        `${c.amount.toLocaleString("en-US")} ${cell(c.currency)} (${n(c.conversions)} conversions)`,
-    )
+    .map((c) => `${n(c.amount)} ${inline(c.currency)} (${n(c.conversions)} conversions)`)
     .join(", ");
   out.push(`**Revenue**: ${money || "none"}. ${s.revenue.note}`);
   const ab = s.ab_test;
   if (ab.groups.length > 0) {
     const lines = ab.groups.map(
       (g) =>
-        `${cell(g.group)}: open rate ${pct(g.open_rate_users)} of ${n(g.received_users)} received users, conversion ${pct(g.conversion_rate_by_opens)} of ${n(g.open_users)} openers`,
+        `${inline(g.group)}: open rate ${pct(g.open_rate_users)} of ${n(g.received_users)} received users, conversion ${pct(g.conversion_rate_by_opens)} of ${n(g.open_users)} openers`,
     );
     const verdicts = ab.comparisons.map((c) => md(c.verdict));
     const control = ab.control
@@ -143,6 +132,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
           pct(r.open_rate_users),
           n(r.conversions),
         ]),
+        { padded: true },
       ),
     );
   }
@@ -185,6 +175,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
           ? `${node.trend.direction}, best ${node.trend.best_day.date}, worst ${node.trend.worst_day.date}`
           : "no daily rows",
       ]),
+      { padded: true },
     ),
   );
   if (s.nodes.length > nodes.length) left.push(`${s.nodes.length - nodes.length} node(s)`);
@@ -203,7 +194,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
           )
           .join("; ")}.`,
   );
-  if (s.warnings.length > 0) out.push(`Warnings: ${s.warnings.slice(0, 5).map(cell).join("; ")}`);
+  if (s.warnings.length > 0) out.push(`Warnings: ${s.warnings.slice(0, 5).map(inline).join("; ")}`);
   out.push(
     left.length > 0
       ? `_Not shown: ${left.join(", ")}; ask with detail for more, or see the structured result._`

@@ -2,7 +2,7 @@
  * Text taken from an export file (carrier messages, event types, group and branch names, sheet
  * names, headers) is third-party input: it must not be able to restyle, reorder or hide what the
  * reader sees, nor grow the output without bound. Every such string goes through safeText when
- * the result is built; render.ts escapes markdown on top where it writes markdown.
+ * the result is built; render.ts escapes markdown on top (markdownText in src/format.ts) where it writes markdown.
  */
 
 // Control characters, bidi overrides/isolates/marks, zero-width characters and the BOM.
@@ -14,9 +14,4 @@ export function safeText(text: string, maxChars = 160): string {
   if (clean.length <= maxChars) return clean;
   const chars = Array.from(clean);
   return chars.length <= maxChars ? clean : `${chars.slice(0, maxChars - 1).join("")}…`;
-}
-
-/** Markdown-inert text: characters that could start markup or break a table are escaped. */
-export function markdownText(text: string): string {
-  return text.replace(/[|`*_[\]<>\\#~]/g, (c) => `\\${c}`);
 }

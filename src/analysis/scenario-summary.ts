@@ -1,4 +1,5 @@
 import type ExcelJS from "exceljs";
+import { percent } from "../format.js";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
@@ -246,7 +247,7 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
     const rates = arms
       .map(
         (a) =>
-          `${a.branch} ${(a.open_rate * 100).toFixed(1)}% open of ${a.sends} sends, ${(a.conversion_rate * 100).toFixed(1)}% conversion`,
+          `${a.branch} ${percent(a.open_rate)} open of ${a.sends} sends, ${percent(a.conversion_rate)} conversion`,
       )
       .join(" vs ");
     const sig =
@@ -448,7 +449,7 @@ export async function summarizeScenarioXlsx(
   const mismatched = nodes.filter((n) => n.mismatches.length > 0).length;
   result.summary = [
     `${nodes.length} message node(s)`,
-    `${totals[SEND] ?? 0} sends, open rate ${((totals["오픈율(건)"] ?? 0) * 100).toFixed(1)}%, ${totals[CONV] ?? 0} conversions (${((totals["전환율(건)"] ?? 0) * 100).toFixed(1)}% of opens)`,
+    `${totals[SEND] ?? 0} sends, open rate ${percent(totals["오픈율(건)"] ?? 0)}, ${totals[CONV] ?? 0} conversions (${percent(totals["전환율(건)"] ?? 0)} of opens)`,
     mismatched === 0
       ? "summary rows match the daily sheets"
       : `${mismatched} node(s) differ from their daily sheets`,

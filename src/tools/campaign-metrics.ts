@@ -22,7 +22,7 @@ import {
   roundRatio,
   table,
   truncate,
-} from "./format.js";
+} from "../format.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { callHint, formatBytes, moreNotShown, table, truncate } from "../format.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
 import {
   currentJob,
@@ -8,7 +9,6 @@ import {
   jobResult,
   pendingDownload,
 } from "./export-flow.js";
-import { callHint, formatBytes, moreNotShown, table, truncate } from "./format.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,

@@ -5,6 +5,7 @@ import { operationLabel } from "../api/error-mapping.js";
 import { ApiError, type DownloadRefusedError, NetworkError } from "../api/errors.js";
 import { CatalogError } from "../catalog.js";
 import { ConfigError } from "../config.js";
+import { callHint } from "../format.js";
 import { redact } from "../redact.js";
 import {
   DownloadPendingError,
@@ -15,7 +16,6 @@ import {
   ToolCancelledError,
   ToolInputError,
 } from "./errors.js";
-import { callHint } from "./format.js";
 
 /**
  * The one place that turns a thrown error into the text of an `isError` result: what happened

@@ -3,6 +3,7 @@ import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
 import { isRegularFile } from "../file-exists.js";
+import { callHint, formatBytes } from "../format.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
 import { downloadsOf } from "./download-manager.js";
@@ -13,7 +14,6 @@ import {
   ExportJobFailedError,
   ToolCancelledError,
 } from "./errors.js";
-import { callHint, formatBytes } from "./format.js";
 import { MAX_WAIT_SECONDS } from "./params.js";
 import type { ToolCall, ToolRuntime } from "./tool.js";
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { RecommendRequest } from "../api/schemas.js";
 import type { ProductCatalog } from "../catalog.js";
+import { formatNumber, moreNotShown, table, truncate } from "../format.js";
 import { log } from "../log.js";
 import { ToolInputError } from "./errors.js";
-import { formatNumber, moreNotShown, table, truncate } from "./format.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { resolveExportRange } from "../api/dates.js";
 import { ApiError, NotFoundError, RateLimitedError } from "../api/errors.js";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
+import { formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import {
   ExportBudgetError,
@@ -19,7 +20,6 @@ import {
   pendingDownload,
   pollOnce,
 } from "./export-flow.js";
-import { formatBytes } from "./format.js";
 import {
   DEFAULT_WAIT_SECONDS,
   dateParam,

@@ -1,0 +1,76 @@
+/**
+ * Compact text for a model's context, shared by the tools and the export analysis: numbers,
+ * percentages, small markdown tables, capped lists that say what was left out.
+ */
+
+/** Markdown-inert text: characters that could start markup or break a table are escaped. */
+export function markdownText(text: string): string {
+  return text.replace(/[|`*_[\]<>\\#~]/g, (c) => `\\${c}`);
+}
+
+/**
+ * A markdown table. Cells are text from outside (API names, file content): line breaks become
+ * spaces and markup is escaped, so one row stays one line and no cell can restyle the output.
+ * Headers are ours and written as given. `padded`: `| a | b |` rows and `---` rules (the
+ * analysis' longer tables) instead of the compact `|a|b|`.
+ */
+export function table(
+  headers: string[],
+  rows: Array<Array<string | number>>,
+  options: { padded?: boolean } = {},
+): string {
+  const cell = (v: string | number) => markdownText(String(v).replace(/[\r\n]+/g, " "));
+  const line = (cells: string[]) =>
+    options.padded ? `| ${cells.join(" | ")} |` : `|${cells.join("|")}|`;
+  const rule = `|${headers.map(() => (options.padded ? "---" : "-")).join("|")}|`;
+  return [line(headers), rule, ...rows.map((row) => line(row.map(cell)))].join("\n");
+}
+
+/** `12 more not shown (hint).`, or "" when nothing was left out; callers place it. */
+export function moreNotShown(total: number, shown: number, hint?: string): string {
+  if (total <= shown) return "";
+  return `${total - shown} more not shown${hint === undefined ? "" : ` (${hint})`}.`;
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Digits grouped the en-US way (1,234,567). */
+export function formatCount(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+/** Whole numbers grouped, others to 2 decimals. */
+export function formatNumber(value: number): string {
+  return Number.isInteger(value) ? formatCount(value) : value.toFixed(2);
+}
+
+/** A ratio as a percentage to one decimal (0.1234 as 12.3%); null as "-". */
+export function percent(ratio: number | null): string {
+  return ratio === null ? "-" : `${(ratio * 100).toFixed(1)}%`;
+}
+
+/** `{"KRW": 1200000, "USD": 30}` as `1,200,000 KRW + 30 USD`. */
+export function money(amounts: Record<string, number>): string {
+  const parts = Object.entries(amounts)
+    .filter(([, v]) => v !== 0)
+    .map(([currency, v]) => `${formatNumber(v)} ${currency}`);
+  return parts.length === 0 ? "0" : parts.join(" + ");
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The call the model should make next, in the form tool descriptions use. */
+export function callHint(tool: string, args: Record<string, unknown>): string {
+  return `${tool} ${JSON.stringify(args)}`;
+}
+
+/** Ratios to 4 decimals: enough for 0.01% and far fewer tokens than 17 digits. */
+export function roundRatio(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
