@@ -48,10 +48,11 @@ const DEFAULT_POLL_SECONDS = 5;
 const MIN_REMOTE_POLL_SECONDS = 5;
 const DEFAULT_MAX_DOWNLOAD_MB = 2048;
 
-/** Reads the whole configuration or throws a ConfigError that lists every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}): Config {
-  const problems: string[] = [];
-  const read = <T>(name: string, schema: z.ZodType<T>, example: string): T | undefined => {
+type EnvRead = <T>(name: string, schema: z.ZodType<T>, example: string) => T | undefined;
+
+/** Reads one variable; a bad value adds a line naming it and a good example to `problems`. */
+function envReader(env: NodeJS.ProcessEnv, problems: string[]): EnvRead {
+  return <T>(name: string, schema: z.ZodType<T>, example: string): T | undefined => {
     const raw = blankToUndefined(env[name]);
     const parsed = schema.safeParse(raw);
     if (parsed.success) return parsed.data;
@@ -59,6 +60,35 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     problems.push(`${name}: ${why}. Example of a good value: ${name}=${example}`);
     return undefined;
   };
+}
+
+/** What an analysis of an export file needs: the app's zone and the file-size cap. */
+export type AnalysisSettings = Pick<Config, "timeZone" | "maxDownloadBytes">;
+
+function readAnalysisSettings(read: EnvRead): AnalysisSettings {
+  const timeZone = read("CRM_TIME_ZONE", timeZoneSchema, "Asia/Seoul") ?? "Asia/Seoul";
+  const maxDownloadMb =
+    read("CRM_MAX_DOWNLOAD_MB", positiveNumber, "2048") ?? DEFAULT_MAX_DOWNLOAD_MB;
+  return { timeZone, maxDownloadBytes: Math.floor(maxDownloadMb * 1024 * 1024) };
+}
+
+/**
+ * The settings the `summarize` command shares with the server, checked the same way. Only these
+ * are read: a local analysis needs none of the service's variables.
+ */
+export function loadAnalysisSettings(env: NodeJS.ProcessEnv): AnalysisSettings {
+  const problems: string[] = [];
+  const settings = readAnalysisSettings(envReader(env, problems));
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
+  }
+  return settings;
+}
+
+/** Reads the whole configuration or throws a ConfigError that lists every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}): Config {
+  const problems: string[] = [];
+  const read = envReader(env, problems);
 
   const baseUrl = read("CRM_BASE_URL", optionalUrl, "https://api.example.com");
   const realtimeBaseUrl = read(
@@ -92,7 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     );
   }
 
-  const timeZone = read("CRM_TIME_ZONE", timeZoneSchema, "Asia/Seoul") ?? "Asia/Seoul";
+  const { timeZone, maxDownloadBytes } = readAnalysisSettings(read);
   const dataDirInput = read("CRM_DATA_DIR", optionalText, "/home/me/.local/share/crm-insights-mcp");
   const dataDir =
     dataDirInput === undefined
@@ -116,8 +146,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     windowSeconds: 600,
   };
   const productCatalogPath = read("CRM_PRODUCT_CATALOG", optionalText, "/data/products.csv");
-  const maxDownloadMb =
-    read("CRM_MAX_DOWNLOAD_MB", positiveNumber, "2048") ?? DEFAULT_MAX_DOWNLOAD_MB;
   const seed = read("CRM_SANDBOX_SEED", integer, "42") ?? 42;
   const now = read("CRM_SANDBOX_NOW", optionalIsoDateTime, "2026-11-22T09:00:00+09:00");
   const jobSeconds = read("CRM_SANDBOX_JOB_SECONDS", nonNegativeNumber, "3") ?? 3;
@@ -139,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     pollIntervalSeconds,
     exportBudget,
     productCatalogPath,
-    maxDownloadBytes: Math.floor(maxDownloadMb * 1024 * 1024),
+    maxDownloadBytes,
     sandbox: { seed, now, jobSeconds },
     logLevel,
   };

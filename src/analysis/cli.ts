@@ -1,3 +1,4 @@
+import { type AnalysisSettings, ConfigError, loadAnalysisSettings } from "../config.js";
 import { AnalysisError, renderSummaryMarkdown, summarizeFile } from "./index.js";
 
 const USAGE =
@@ -32,10 +33,20 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
     process.stderr.write(`Give exactly one file.\n${USAGE}`);
     return 2;
   }
+  let settings: AnalysisSettings;
+  try {
+    // The server's checks and caps: a bad CRM_TIME_ZONE is named, not met later as a crash.
+    settings = loadAnalysisSettings(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`crm-insights-mcp summarize: ${error.message}\n`);
+    return 2;
+  }
   try {
     const result = await summarizeFile(file, {
       ...(conversionEventType !== undefined ? { conversionEventType } : {}),
-      timeZone: process.env.CRM_TIME_ZONE || "Asia/Seoul",
+      timeZone: settings.timeZone,
+      maxBytes: settings.maxDownloadBytes,
     });
     process.stdout.write(
       json
