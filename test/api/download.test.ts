@@ -1,30 +1,21 @@
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { basename, join, resolve, sep } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
 import { isLoopbackHost } from "../../src/net.js";
-import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
+import { useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, listFiles, tempDir } from "./support.js";
 
-let server: FixtureServer;
-let other: FixtureServer;
+// Each is reset after every test: requests, leftover replies and the default reply.
+const server = useFixtureServer();
+const other = useFixtureServer();
 let dir: { path: string; cleanup: () => Promise<void> };
-beforeAll(async () => {
-  server = await startFixtureServer();
-  other = await startFixtureServer();
-});
-afterAll(async () => {
-  await server.close();
-  await other.close();
-});
 beforeEach(async () => {
   dir = await tempDir();
 });
 afterEach(async () => {
-  server.requests.length = 0;
-  other.requests.length = 0;
   await dir.cleanup();
 });
 

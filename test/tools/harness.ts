@@ -2,11 +2,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { createApiClient } from "../../src/api/client.js";
+import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { createServer } from "../../src/server.js";
+import { createRuntime } from "../../src/tools/runtime.js";
+import type { ToolRuntime } from "../../src/tools/tool.js";
 
 /** The sandbox clock's "today": data lies before it (2026-11-22 in KST). */
 export const SANDBOX_NOW = "2026-11-22T09:00:00+09:00";
@@ -68,6 +70,7 @@ export async function startHarness(
   const dataDir = await mkdtemp(join(tmpdir(), "crm-tools-"));
   const config = loadConfig({
     CRM_BASE_URL: sandbox.base_url,
+    CRM_REALTIME_BASE_URL: sandbox.realtime_base_url,
     CRM_APPLICATION_ID: sandbox.application_id,
     CRM_SECRET_KEY: sandbox.secret_key,
     CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
@@ -79,16 +82,12 @@ export async function startHarness(
   const clients: Client[] = [];
   const connect = async () => {
     // Short retry delays keep fault-injection tests fast; the retry logic itself is the client's.
-    const api = createApiClient({
-      baseUrl: sandbox.base_url,
-      realtimeBaseUrl: sandbox.realtime_base_url,
-      applicationId: sandbox.application_id,
-      secretKey: config.secretKey ?? "",
-      recommendSecretKey: config.recommendSecretKey ?? "",
-      dataDir,
-      retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
-      now,
-    });
+    const api = createApiClient(
+      apiClientOptionsFromConfig(config, {
+        retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
+        now,
+      }),
+    );
     const built = createServer(config, { api, now });
     servers.push({
       close: async () => {
@@ -134,4 +133,45 @@ export function toResult(raw: unknown): ToolResult {
     .map((c) => c.text ?? "")
     .join("\n");
   return { isError: r.isError, text, structured: r.structuredContent ?? {}, content };
+}
+
+export interface RuntimeHarness {
+  sandbox: RunningSandbox;
+  /** Tools called directly (`tool.handler(args, runtime, call)`), without an MCP client. */
+  runtime: ToolRuntime;
+  /** The data folder, also free for a test's own files. */
+  dir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A sandbox pinned at SANDBOX_NOW and a tool runtime on a fresh data folder, reading the
+ * sandbox's clock (its URLs expire 24 h after its pinned date, not by the real one).
+ */
+export async function startRuntimeHarness(
+  options: { jobSeconds?: number } = {},
+): Promise<RuntimeHarness> {
+  const dir = await mkdtemp(join(tmpdir(), "crm-runtime-"));
+  const clock = sandboxClock();
+  const sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: options.jobSeconds ?? 0.3 });
+  const runtime = createRuntime(
+    loadConfig({
+      CRM_BASE_URL: sandbox.base_url,
+      CRM_APPLICATION_ID: sandbox.application_id,
+      CRM_SECRET_KEY: sandbox.secret_key,
+      CRM_DATA_DIR: dir,
+      CRM_POLL_INTERVAL_SECONDS: "0.2",
+    }),
+    { now: clock.now },
+  );
+  return {
+    sandbox,
+    runtime,
+    dir,
+    async close() {
+      await runtime.close();
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

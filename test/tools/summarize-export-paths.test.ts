@@ -1,16 +1,12 @@
-import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { createRuntime } from "../../src/tools/runtime.js";
 import startExport from "../../src/tools/start-export.js";
 import summarizeExport from "../../src/tools/summarize-export.js";
 import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
-import { SANDBOX_NOW, sandboxClock } from "./harness.js";
+import { type RuntimeHarness, startRuntimeHarness } from "./harness.js";
 
 /** summarize_export through its job_id paths: finished campaign and scenario jobs, an unfinished job, detail. */
 
@@ -19,26 +15,14 @@ const call: ToolCall = { signal: new AbortController().signal, progress: async (
 let dir: string;
 let sandbox: RunningSandbox;
 let runtime: ToolRuntime;
+let harness: RuntimeHarness;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "summarize-paths-"));
-  const clock = sandboxClock();
-  sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 1 });
-  runtime = createRuntime(
-    loadConfig({
-      CRM_BASE_URL: sandbox.base_url,
-      CRM_APPLICATION_ID: sandbox.application_id,
-      CRM_SECRET_KEY: sandbox.secret_key,
-      CRM_DATA_DIR: dir,
-      CRM_POLL_INTERVAL_SECONDS: "0.2",
-    }),
-    { now: clock.now },
-  );
+  harness = await startRuntimeHarness({ jobSeconds: 1 });
+  ({ dir, sandbox, runtime } = harness);
 });
 afterAll(async () => {
-  await runtime.close();
-  await sandbox.close();
-  await rm(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 async function startJob(args: Record<string, unknown>): Promise<string> {

@@ -1,43 +1,26 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { createRuntime } from "../../src/tools/runtime.js";
 import startExport from "../../src/tools/start-export.js";
 import summarizeExport from "../../src/tools/summarize-export.js";
 import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
 import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
-import { SANDBOX_NOW, sandboxClock } from "./harness.js";
+import { type RuntimeHarness, startRuntimeHarness } from "./harness.js";
 
 const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
 
 let dir: string;
 let sandbox: RunningSandbox;
 let runtime: ToolRuntime;
+let harness: RuntimeHarness;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "summarize-tool-"));
-  const clock = sandboxClock();
-  sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 0.3 });
-  // The sandbox's clock, not the real one: its URLs expire 24 h after its pinned date.
-  runtime = createRuntime(
-    loadConfig({
-      CRM_BASE_URL: sandbox.base_url,
-      CRM_APPLICATION_ID: sandbox.application_id,
-      CRM_SECRET_KEY: sandbox.secret_key,
-      CRM_DATA_DIR: dir,
-      CRM_POLL_INTERVAL_SECONDS: "0.2",
-    }),
-    { now: clock.now },
-  );
+  harness = await startRuntimeHarness({ jobSeconds: 0.3 });
+  ({ dir, sandbox, runtime } = harness);
 });
 afterAll(async () => {
-  await runtime.close();
-  await sandbox.close();
-  await rm(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 describe("summarize_export", () => {
