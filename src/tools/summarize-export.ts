@@ -5,8 +5,9 @@ import {
   scenarioSummaryOutputSchema,
   summarizeFile,
 } from "../analysis/index.js";
+import { ApiError } from "../api/errors.js";
 import { isRegularFile } from "../file-exists.js";
-import { DownloadPendingError, ToolInputError } from "./errors.js";
+import { DownloadPendingError, ExportCallError, ToolInputError } from "./errors.js";
 import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
@@ -84,7 +85,7 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
       if (entry?.file_path !== undefined && (await isRegularFile(entry.file_path))) {
         path = entry.file_path;
       } else {
-        const { job } = await currentJob(runtime, jobId, entry, call);
+        const { job, context } = await currentJob(runtime, jobId, entry, call);
         assertNotFailed(job);
         if (job.status !== "completed") {
           throw new ToolInputError(
@@ -92,7 +93,12 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
             `Export job ${jobId} is ${job.status}, so there is no file yet. Wait with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
           );
         }
-        const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS);
+        const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS).catch(
+          (error: unknown) => {
+            // With the job attached, the text names the exact call that retries the download.
+            throw error instanceof ApiError ? new ExportCallError(error, context) : error;
+          },
+        );
         if (download.state === "downloading") {
           throw new DownloadPendingError(
             jobId,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 import { type Harness, startHarness } from "./harness.js";
 
@@ -53,5 +54,37 @@ describe("summarize_export over MCP", () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain("jobid");
     expect(r.text).toMatch(/unrecognized|unknown/i);
+  });
+
+  it("a failed download names the job and the exact call that retries it", async () => {
+    const campaign = h.sandbox.world.campaigns.find(
+      (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated),
+    );
+    if (campaign === undefined) throw new Error("no normal campaign in the sandbox world");
+    const started = await h.call("start_export", {
+      type: "campaign_event_data",
+      campaign_id: campaign._id,
+      wait_seconds: 0,
+    });
+    const id = (started.structured.job as { _id: string })._id;
+    // Completed on the service, not yet downloaded here.
+    const api = createApiClient(apiClientOptionsFromConfig(h.config));
+    try {
+      for (let i = 0; i < 100; i++) {
+        if ((await api.getExportJob(id)).status === "completed") break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await api.close();
+    }
+    h.sandbox.faults.inject({
+      operation: "download",
+      action: { type: "status", status: 500 },
+      times: 10,
+    });
+    const r = await h.call("summarize_export", { job_id: id });
+    h.sandbox.faults.clear();
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain(`check_export {"job_id":"${id}"}`);
   });
 });
