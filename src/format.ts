@@ -3,9 +3,13 @@
  * percentages, small markdown tables, capped lists that say what was left out.
  */
 
-/** Markdown-inert text: characters that could start markup or break a table are escaped. */
+/**
+ * Markdown-inert text: characters that could start markup or break a table are escaped. An
+ * underscore inside a word cannot start emphasis (CommonMark), so IDs like `cmp_1a2b` stay as
+ * they are and a model copying one from the text gets it exactly.
+ */
 export function markdownText(text: string): string {
-  return text.replace(/[|`*_[\]<>\\#~]/g, (c) => `\\${c}`);
+  return text.replace(/[|`*[\]<>\\#~]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (c) => `\\${c}`);
 }
 
 /**

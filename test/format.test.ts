@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatNumber, percent, table } from "../src/format.js";
+import { formatNumber, markdownText, percent, table } from "../src/format.js";
 
 describe("shared formatting", () => {
   it("table cells from outside cannot break the row or restyle the text", () => {
@@ -10,6 +10,12 @@ describe("shared formatting", () => {
         "|-|-|",
         "|\\*\\*Sale\\*\\* \\| \\<b\\>50%\\</b\\> \\[click\\](x) \\`code\\` \\_x\\_|3|",
       ].join("\n"),
+    );
+  });
+
+  it("IDs with underscores inside a word stay copyable; a leading or trailing one is escaped", () => {
+    expect(markdownText("cmp_1a2b exp_9 _lead trail_ 그룹_A")).toBe(
+      "cmp_1a2b exp_9 \\_lead trail\\_ 그룹_A",
     );
   });
 
