@@ -13,6 +13,8 @@ import {
   ExportCallError,
   type ExportContext,
   ExportJobFailedError,
+  ExportJobLostError,
+  ExportNotReadyError,
   ToolCancelledError,
   ToolInputError,
 } from "./errors.js";
@@ -33,6 +35,8 @@ function describe(error: unknown): string {
     error instanceof ExportBudgetError ||
     error instanceof ExportJobFailedError ||
     error instanceof DownloadPendingError ||
+    error instanceof ExportJobLostError ||
+    error instanceof ExportNotReadyError ||
     error instanceof AnalysisError
   ) {
     return error.message;

@@ -50,6 +50,29 @@ export class DownloadPendingError extends Error {
   }
 }
 
+/**
+ * The service no longer knows a job the ledger has (e.g. a restarted sandbox). Every later call
+ * about it says so at once, with the exact call that creates it again.
+ */
+export class ExportJobLostError extends Error {
+  override name = "ExportJobLostError";
+  readonly jobId: string;
+  constructor(jobId: string, message: string) {
+    super(message);
+    this.jobId = jobId;
+  }
+}
+
+/** A job exists but has no file yet: nothing is wrong with the input, the job needs time. */
+export class ExportNotReadyError extends Error {
+  override name = "ExportNotReadyError";
+  readonly jobId: string;
+  constructor(jobId: string, message: string) {
+    super(message);
+    this.jobId = jobId;
+  }
+}
+
 /** The MCP request was cancelled while we were waiting. */
 export class ToolCancelledError extends Error {
   override name = "ToolCancelledError";

@@ -12,6 +12,7 @@ import {
   ExportCallError,
   type ExportContext,
   ExportJobFailedError,
+  ExportJobLostError,
   ToolCancelledError,
 } from "./errors.js";
 import { MAX_WAIT_SECONDS } from "./params.js";
@@ -145,8 +146,13 @@ export async function currentJob(
   call: ToolCall,
 ): Promise<CurrentJob> {
   const context = jobContext(jobId, entry);
+  // Once lost, always lost: a throttled poll must not fall back to the ledger's stale copy.
+  if (entry?.lost_at !== undefined) throw lostJobError(entry);
   const fail = async (error: unknown): Promise<never> => {
-    if (error instanceof NotFoundError) await runtime.ledger.markLost(jobId);
+    if (error instanceof NotFoundError) {
+      await runtime.ledger.markLost(jobId);
+      if (entry !== undefined) throw lostJobError(entry);
+    }
     if (error instanceof ApiError) throw new ExportCallError(error, context);
     throw error;
   };
@@ -168,6 +174,28 @@ export async function currentJob(
     }
   }
   return { job, context, ...(pollProblem === undefined ? {} : { pollProblem }) };
+}
+
+/** The start_export call that creates a ledger entry's job again (dates from its request key). */
+export function recreateCall(entry: LedgerEntry): string {
+  const [, , fromDate, toDate] = entry.request_key.split("|");
+  const request = entry.request;
+  return callHint("start_export", {
+    type: request.type,
+    ...(request.type === "campaign_event_data"
+      ? { campaign_id: request.campaign_id }
+      : { scenario_id: request.scenario_id }),
+    ...(fromDate ? { from: fromDate } : {}),
+    ...(toDate ? { to: toDate } : {}),
+    force: true,
+  });
+}
+
+function lostJobError(entry: LedgerEntry): ExportJobLostError {
+  return new ExportJobLostError(
+    entry.job_id,
+    `export job ${entry.job_id} was not found on the service: the service no longer has it (e.g. it was restarted), so the local ledger lists it as lost. Create it again with ${recreateCall(entry)}.`,
+  );
 }
 
 export interface DownloadInfo {

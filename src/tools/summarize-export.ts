@@ -7,7 +7,13 @@ import {
 } from "../analysis/index.js";
 import { ApiError } from "../api/errors.js";
 import { isRegularFile } from "../file-exists.js";
-import { DownloadPendingError, ExportCallError, ToolInputError } from "./errors.js";
+import { callHint } from "../format.js";
+import {
+  DownloadPendingError,
+  ExportCallError,
+  ExportNotReadyError,
+  ToolInputError,
+} from "./errors.js";
 import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
@@ -88,9 +94,9 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         const { job, context } = await currentJob(runtime, jobId, entry, call);
         assertNotFailed(job);
         if (job.status !== "completed") {
-          throw new ToolInputError(
-            "job_id",
-            `Export job ${jobId} is ${job.status}, so there is no file yet. Wait with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
+          throw new ExportNotReadyError(
+            jobId,
+            `export job ${jobId} is ${job.status} on the service, so it has no file yet (the job is fine; generation takes tens of seconds to minutes). Next: ${callHint("check_export", { job_id: jobId, wait_seconds: 30 })}, then summarize_export again once it is completed.`,
           );
         }
         const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS).catch(

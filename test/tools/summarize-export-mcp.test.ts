@@ -88,3 +88,52 @@ describe("summarize_export over MCP", () => {
     expect(r.text).toContain(`check_export {"job_id":"${id}"}`);
   });
 });
+
+describe("a job the service lost stays lost", () => {
+  let slow: Harness;
+  beforeAll(async () => {
+    // A long poll interval: the second call is throttled and could only use the ledger's copy.
+    slow = await startHarness({ env: { CRM_POLL_INTERVAL_SECONDS: "5" } });
+  });
+  afterAll(async () => {
+    await slow.close();
+  });
+
+  it("every later call says not found, with the exact call that recreates it", async () => {
+    const ledger = new JobLedger(
+      slow.dataDir,
+      slow.config.exportBudget,
+      Date.now,
+      ledgerScope(slow.config.baseUrl ?? "", slow.config.applicationId),
+    );
+    const campaignId = "cmp_restarted";
+    await ledger.recordCreated(
+      {
+        type: "campaign_event_data",
+        campaign_id: campaignId,
+        from: "2026-11-01T00:00:00+09:00",
+        to: "2026-11-08T00:00:00+09:00",
+      },
+      ["campaign_event_data", campaignId, "2026-11-01", "2026-11-07"].join("|"),
+      {
+        _id: "exp_gone_running",
+        application_id: slow.sandbox.application_id,
+        type: "campaign_event_data",
+        status: "triggered",
+        campaign_id: campaignId,
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      },
+    );
+    const recreate = `start_export {"type":"campaign_event_data","campaign_id":"${campaignId}","from":"2026-11-01","to":"2026-11-07","force":true}`;
+    const first = await slow.call("check_export", { job_id: "exp_gone_running", wait_seconds: 0 });
+    const second = await slow.call("check_export", { job_id: "exp_gone_running", wait_seconds: 0 });
+    const summary = await slow.call("summarize_export", { job_id: "exp_gone_running" });
+    for (const r of [first, second, summary]) {
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain("export job exp_gone_running was not found");
+      expect(r.text).toContain(recreate);
+      expect(r.text).not.toMatch(/Not finished yet|no file yet/);
+    }
+  });
+});

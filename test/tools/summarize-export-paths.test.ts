@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { errorText } from "../../src/tools/error-result.js";
+import { ExportNotReadyError } from "../../src/tools/errors.js";
 import startExport from "../../src/tools/start-export.js";
 import summarizeExport from "../../src/tools/summarize-export.js";
 import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
@@ -55,9 +57,20 @@ describe("summarize_export by job_id", () => {
       wait_seconds: 0,
       force: true,
     });
-    await expect(summarizeExport.handler({ job_id: jobId }, runtime, call)).rejects.toThrow(
-      new RegExp(`Export job ${jobId} is (triggered|processing), so there is no file yet`),
+    const error = await summarizeExport.handler({ job_id: jobId }, runtime, call).then(
+      () => undefined,
+      (e: unknown) => e,
     );
+    // Not an input error: nothing about the call was wrong, the job needs time.
+    expect(error).toBeInstanceOf(ExportNotReadyError);
+    const text = errorText(error, "summarize_export");
+    expect(text).toMatch(
+      new RegExp(
+        `export job ${jobId} is (triggered|processing) on the service, so it has no file yet`,
+      ),
+    );
+    expect(text).toContain(`check_export {"job_id":"${jobId}","wait_seconds":30}`);
+    expect(text).not.toMatch(/invalid input|correct the input/);
   });
 
   it("counts the downloaded campaign file like csv-parse does", async () => {
