@@ -1,5 +1,5 @@
 import type ExcelJS from "exceljs";
-import { percent } from "../format.js";
+import { formatCount, percent } from "../format.js";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
@@ -235,7 +235,8 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
     });
     if (arms.length < 2) continue;
     const where = parent === "" ? "At the first split" : `Inside branch ${parent}`;
-    // Ranked by the measure the test uses: open users per send user (명).
+    // Ranked, shown and tested on one measure: open users per send user (명). The 건 rates
+    // follow as context only, so the text never ranks on one rate and shows another.
     const userRate = (a: (typeof arms)[number]) => ratio(a.openUsers, a.sendUsers);
     const ranked = [...arms].sort((a, b) => userRate(b) - userRate(a));
     const top = ranked[0] as (typeof arms)[number];
@@ -244,32 +245,50 @@ function branchReadout(nodes: ScenarioNode[]): ScenarioSummary["branches"] {
       arms.length === 2
         ? twoProportionTest(top.openUsers, top.sendUsers, next.openUsers, next.sendUsers)
         : null;
-    const rates = arms
+    const tie = userRate(top) === userRate(next);
+    const byUsers = arms
       .map(
         (a) =>
-          `${a.branch} ${percent(a.open_rate)} open of ${a.sends} sends, ${percent(a.conversion_rate)} conversion`,
+          `${a.branch} ${percent(userRate(a))} (${formatCount(a.openUsers)} of ${formatCount(a.sendUsers)} users)`,
       )
       .join(" vs ");
+    const bySends = arms
+      .map(
+        (a) =>
+          `${a.branch} ${percent(a.open_rate)} of ${formatCount(a.sends)} sends, ${percent(a.conversion_rate)} conversion by opens`,
+      )
+      .join("; ");
     const sig =
       test === null
-        ? ""
+        ? arms.length > 2
+          ? " (not tested: more than two arms)"
+          : " (too little data to test)"
         : test.significant
-          ? ` (open rate difference significant at 95%, ${formatP(test.p_value)}, by users)`
-          : ` (not significant at 95%, ${formatP(test.p_value)}, by users)`;
+          ? ` (significant at 95%, ${formatP(test.p_value)})`
+          : ` (not significant at 95%, ${formatP(test.p_value)})`;
     const verdict =
       top.sends === 0 && next.sends === 0
         ? `${where}: no sends in ${arms.map((a) => a.branch).join(" or ")} yet.`
-        : userRate(top) === userRate(next)
-          ? `${where}: ${rates}; ${top.branch} and ${next.branch} tie on open rate by users.`
-          : `${where}: ${rates}; ${top.branch} leads on open rate by users${sig}.`;
+        : `${where}: open rate by users (명) ${byUsers}; ${
+            tie
+              ? `${top.branch} and ${next.branch} tie${test === null ? "" : ` (${formatP(test.p_value)})`}`
+              : `${top.branch} leads${sig}`
+          }. Per send (건): ${bySends}.`;
     out.push({
       parent,
-      arms: arms.map(({ branch, sends, open_rate, conversion_rate }) => ({
+      arms: arms.map(({ branch, sends, open_rate, conversion_rate, sendUsers, openUsers }) => ({
         branch,
         sends,
         open_rate,
         conversion_rate,
+        send_users: sendUsers,
+        open_users: openUsers,
+        open_rate_users: round6(ratio(openUsers, sendUsers)),
       })),
+      leader: tie || (top.sends === 0 && next.sends === 0) ? null : top.branch,
+      metric: "open_rate_users",
+      p_value: test?.p_value ?? null,
+      significant: test?.significant ?? false,
       verdict,
     });
   }
@@ -449,7 +468,7 @@ export async function summarizeScenarioXlsx(
   const mismatched = nodes.filter((n) => n.mismatches.length > 0).length;
   result.summary = [
     `${nodes.length} message node(s)`,
-    `${totals[SEND] ?? 0} sends, open rate ${percent(totals["오픈율(건)"] ?? 0)}, ${totals[CONV] ?? 0} conversions (${percent(totals["전환율(건)"] ?? 0)} of opens)`,
+    `${formatCount(totals[SEND] ?? 0)} sends, open rate ${percent(totals["오픈율(건)"] ?? 0)}, ${formatCount(totals[CONV] ?? 0)} conversions (${percent(totals["전환율(건)"] ?? 0)} of opens)`,
     mismatched === 0
       ? "summary rows match the daily sheets"
       : `${mismatched} node(s) differ from their daily sheets`,

@@ -191,10 +191,25 @@ export const scenarioSummaryOutputSchema = z.object({
         z.object({
           branch: z.string(),
           sends: z.number(),
-          open_rate: z.number(),
-          conversion_rate: z.number(),
+          open_rate: z.number().describe("오픈 수(건) / 발송 수(건)"),
+          conversion_rate: z.number().describe("전환 수(건) / 오픈 수(건)"),
+          send_users: z.number().describe("발송 수(명), summed over the arm's nodes"),
+          open_users: z.number().describe("오픈 수(명), summed over the arm's nodes"),
+          open_rate_users: z
+            .number()
+            .describe("open_users / send_users: the rate ranked and tested"),
         }),
       ),
+      leader: z
+        .string()
+        .nullable()
+        .describe("arm with the highest open_rate_users; null on a tie or with no sends"),
+      metric: z.literal("open_rate_users").describe("the rate the arms are ranked and tested on"),
+      p_value: z
+        .number()
+        .nullable()
+        .describe("two-proportion z-test of the two arms; null with more than two arms or no data"),
+      significant: z.boolean().describe("p_value < 0.05"),
       verdict: z.string(),
     }),
   ),

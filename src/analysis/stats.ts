@@ -68,9 +68,12 @@ export function twoProportionTest(
   return { z: round6(z), p_value: Number(p.toPrecision(4)), significant: p < 0.05 };
 }
 
-/** A p-value for text: tiny values as a bound, never "p = 0". */
+/**
+ * A p-value for text, at the precision a reader decides on: below 0.001 as a bound (never
+ * "p = 0"), else 3 decimals. The exact value stays in the structured result.
+ */
 export function formatP(p: number): string {
-  return p < 1e-6 ? "p < 0.000001" : `p = ${p}`;
+  return p < 0.001 ? "p < 0.001" : `p = ${p.toFixed(3)}`;
 }
 
 /** Nearest-rank quantile of an ascending-sorted array; null when empty. */

@@ -112,8 +112,20 @@ describe("scenario trends and branch verdicts", () => {
     const z = (70 / 200 - 40 / 200) / Math.sqrt(p * (1 - p) * (2 / 200));
     expect(z).toBeCloseTo(3.359355, 5);
     // Two-sided p = erfc(z / sqrt 2) = 0.00078125 (computed with Python's math.erfc).
-    expect(top?.verdict).toMatch(
-      /; B leads on open rate by users \(open rate difference significant at 95%, p = 0\.000781\d*, by users\)\./,
+    // The text shows the 명 rates it ranks and tests, before the 건 rates.
+    expect(top?.verdict).toContain(
+      "open rate by users (명) A 20.0% (40 of 200 users) vs B 35.0% (70 of 200 users); B leads (significant at 95%, p < 0.001). Per send (건): A 60.0% of ",
+    );
+    expect(top?.verdict.match(/by users/g)).toHaveLength(1);
+    expect(top?.p_value).toBeCloseTo(0.00078125, 6);
+    expect(top?.significant).toBe(true);
+    expect(top?.leader).toBe("B");
+    expect(top?.metric).toBe("open_rate_users");
+    expect(top?.arms.map((x) => [x.branch, x.send_users, x.open_users, x.open_rate_users])).toEqual(
+      [
+        ["A", 200, 40, 0.2],
+        ["B", 200, 70, 0.35],
+      ],
     );
     expect(top?.arms.map((x) => [x.branch, x.open_rate])).toEqual([
       ["A", 0.6],
@@ -124,5 +136,8 @@ describe("scenario trends and branch verdicts", () => {
   it("says when nested arms have sent nothing", () => {
     const nested = result.branches.find((x) => x.parent === "B");
     expect(nested?.verdict).toBe("Inside branch B: no sends in B·A or B·B yet.");
+    expect(nested?.leader).toBeNull();
+    expect(nested?.p_value).toBeNull();
+    expect(nested?.significant).toBe(false);
   });
 });

@@ -42,8 +42,10 @@ describe("twoProportionTest", () => {
     expect(t?.significant).toBe(true);
     expect(t?.p_value).toBeGreaterThanOrEqual(0);
     expect(t?.p_value).toBeLessThan(1e-12);
-    expect(formatP(t?.p_value ?? 1)).toBe("p < 0.000001");
-    expect(formatP(0.0312)).toBe("p = 0.0312");
+    expect(formatP(t?.p_value ?? 1)).toBe("p < 0.001");
+    expect(formatP(0.0312)).toBe("p = 0.031");
+    expect(formatP(0.000999)).toBe("p < 0.001");
+    expect(formatP(0.001)).toBe("p = 0.001");
   });
 });
 
