@@ -15,6 +15,7 @@ import {
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
 import {
   callHint,
+  formatCount,
   formatNumber,
   money,
   moreNotShown,
@@ -30,6 +31,11 @@ const DEFAULT_DAYS = DEFAULT_METRICS_WINDOW_DAYS;
 const DEFAULT_TOP_N = 20;
 const MAX_TOP_N = 500;
 const MAX_TASKS_LISTED = 200;
+/** Task rows printed in the text; the rest of the returned ones are in structuredContent. */
+const TASKS_IN_TEXT = 30;
+/** Spec 4.2: one campaign export holds at most this many sends and rounds. */
+const EXPORT_MAX_SENDS = 2_000_000;
+const EXPORT_MAX_ROUNDS = 120;
 const SORT_KEYS = [
   "sent",
   "open_rate",
@@ -98,7 +104,12 @@ const sums = {
   received_count: z.number(),
   open_count: z.number(),
   click_count: z.number(),
-  purchase_count: z.number(),
+  purchase_count: z
+    .number()
+    .describe("All purchases the service attributes to the rounds, control group included."),
+  purchase_count_by_open: z
+    .number()
+    .describe("Purchases attributed to an open (the basis of the service's conversion_rate)."),
   revenue: moneyOutput,
   cost: moneyOutput,
   computed_open_rate: z.number().nullable().describe("Computed here: open_count / received_count."),
@@ -109,7 +120,9 @@ const sums = {
   computed_conversion_rate: z
     .number()
     .nullable()
-    .describe("Computed here: purchase_count / open_count."),
+    .describe(
+      "Computed here: purchase_count_by_open / open_count (the basis of the service's per-round conversion_rate).",
+    ),
 };
 const campaignOutput = z.object({
   _id: z.string(),
@@ -117,6 +130,7 @@ const campaignOutput = z.object({
   schedule_type: z.string(),
   tags: z.array(z.string()),
   is_ab_test: z.boolean(),
+  channels: z.array(z.string()).describe("Channels of its rounds in the window."),
   conversion_event_type: z.string(),
   first_scheduled_at: z.string(),
   last_scheduled_at: z.string(),
@@ -157,8 +171,14 @@ const outputSchema = z.object({
     .describe("The top campaigns by sort_by; sums over their rounds (tasks)."),
   more_not_shown: z.number(),
   totals: z.object(sums).describe("The same sums over all matched campaigns."),
-  tasks: z.array(taskOutput).optional(),
-  tasks_not_shown: z.number().optional(),
+  tasks: z
+    .array(taskOutput)
+    .optional()
+    .describe(`Rounds of the returned campaigns, newest first (at most ${MAX_TASKS_LISTED}).`),
+  tasks_not_shown: z
+    .number()
+    .optional()
+    .describe("Older rounds not returned at all (narrow the window or filter to see them)."),
 });
 
 type CampaignOut = z.output<typeof campaignOutput>;
@@ -224,10 +244,11 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     let tasksNotShown: number | undefined;
     if (args.include_tasks === true) {
       const shownIds = new Set(shown.map((c) => c._id));
+      // Newest first: when the cap cuts, the recent rounds (the ones asked about) stay.
       const all = filtered
         .filter((c) => shownIds.has(c._id))
         .flatMap((c) => c.tasks)
-        .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at));
+        .sort((a, b) => Date.parse(b.scheduled_at) - Date.parse(a.scheduled_at));
       tasks = all.slice(0, MAX_TASKS_LISTED).map(taskRow);
       tasksNotShown = all.length - tasks.length;
     }
@@ -237,14 +258,20 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
       if (args[key] !== undefined) filters[key] = args[key];
     }
     const summary = `${filtered.length} campaign(s) with rounds in ${kst}; ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.purchase_count)} purchases, revenue ${money(totals.revenue)}.`;
+    const top = shown[0];
+    const topCampaign = top === undefined ? undefined : filtered.find((c) => c._id === top._id);
+    const split =
+      topCampaign === undefined ? undefined : exportSplit(topCampaign, runtime.config.timeZone);
     const nextStep =
-      shown[0] === undefined
+      top === undefined
         ? emptyNextStep(window, filters)
-        : callHint("start_export", {
-            type: "campaign_event_data",
-            campaign_id: shown[0]._id,
-            ...windowToExportDates(window, runtime.config.timeZone),
-          });
+        : split !== undefined
+          ? split.calls.join(" then ")
+          : callHint("start_export", {
+              type: "campaign_event_data",
+              campaign_id: top._id,
+              ...windowToExportDates(window, runtime.config.timeZone),
+            });
     return {
       structured: {
         summary,
@@ -272,6 +299,8 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         totals,
         tasks,
         tasksNotShown,
+        split: split?.reason,
+        zone: runtime.config.timeZone,
       }),
     };
   },
@@ -325,6 +354,7 @@ function emptySums(): Sums {
     open_count: 0,
     click_count: 0,
     purchase_count: 0,
+    purchase_count_by_open: 0,
     revenue: {},
     cost: {},
     computed_open_rate: null,
@@ -342,7 +372,9 @@ function withRates(s: Sums): Sums {
   const ratio = (a: number, b: number) => (b === 0 ? null : roundRatio(a / b));
   s.computed_open_rate = ratio(s.open_count, s.received_count);
   s.computed_click_rate = ratio(s.click_count, s.received_count);
-  s.computed_conversion_rate = ratio(s.purchase_count, s.open_count);
+  // The service's own conversion_rate counts purchases by open; purchase_count also holds the
+  // control group's, which would put opens and purchases of different people in one ratio.
+  s.computed_conversion_rate = ratio(s.purchase_count_by_open, s.open_count);
   return s;
 }
 
@@ -353,6 +385,7 @@ function addTask(s: Sums, t: MetricsTask): void {
   s.open_count += t.open_count;
   s.click_count += t.click_count;
   s.purchase_count += t.purchase_count;
+  s.purchase_count_by_open += t.purchase_count_by_open;
   addMoney(s.revenue, t.revenue_currency, t.revenue);
   addMoney(s.cost, t.cost_currency, t.cost);
 }
@@ -367,6 +400,7 @@ function summarizeCampaign(campaign: MetricsCampaign): CampaignOut {
     schedule_type: campaign.schedule_type,
     tags: campaign.tags,
     is_ab_test: campaign.is_ab_test,
+    channels: [...new Set(campaign.tasks.map((t) => t.channel))].sort(),
     conversion_event_type: campaign.conversion.event_type,
     first_scheduled_at: times[0] ?? "",
     last_scheduled_at: times[times.length - 1] ?? "",
@@ -416,6 +450,62 @@ function taskRow(t: MetricsTask): z.output<typeof taskOutput> {
   };
 }
 
+/**
+ * When one export of the campaign's rounds would exceed the service's limit (spec 4.2), date
+ * ranges (in the app's zone) that each stay under it, oldest first, as exact calls. Sends of
+ * all rounds are counted (the service counts aggregated ones only), and an A/B campaign's
+ * rounds count twice (its groups count separately): both err on the safe side.
+ */
+export function exportSplit(
+  campaign: MetricsCampaign,
+  zone: string,
+): { calls: string[]; reason: string } | undefined {
+  const roundsPerTask = campaign.is_ab_test ? 2 : 1;
+  const sends = campaign.tasks.reduce((a, t) => a + t.sent_count, 0);
+  const rounds = campaign.tasks.length * roundsPerTask;
+  if (sends <= EXPORT_MAX_SENDS && rounds <= EXPORT_MAX_ROUNDS) return undefined;
+  const byDate = new Map<string, { sends: number; rounds: number }>();
+  for (const t of campaign.tasks) {
+    const date = DateTime.fromISO(t.scheduled_at, { zone }).toISODate() ?? "";
+    const day = byDate.get(date) ?? { sends: 0, rounds: 0 };
+    day.sends += t.sent_count;
+    day.rounds += roundsPerTask;
+    byDate.set(date, day);
+  }
+  const ranges: Array<{ from: string; to: string }> = [];
+  let current: { from: string; to: string; sends: number; rounds: number } | undefined;
+  for (const [date, day] of [...byDate.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    if (
+      current !== undefined &&
+      (current.sends + day.sends > EXPORT_MAX_SENDS ||
+        current.rounds + day.rounds > EXPORT_MAX_ROUNDS)
+    ) {
+      ranges.push({ from: current.from, to: current.to });
+      current = undefined;
+    }
+    current ??= { from: date, to: date, sends: 0, rounds: 0 };
+    current.to = date;
+    current.sends += day.sends;
+    current.rounds += day.rounds;
+  }
+  if (current !== undefined) ranges.push({ from: current.from, to: current.to });
+  const over =
+    sends > EXPORT_MAX_SENDS
+      ? `${formatCount(sends)} sends > ${formatCount(EXPORT_MAX_SENDS)}`
+      : `${rounds} rounds${campaign.is_ab_test ? " (A/B groups counted separately)" : ""} > ${EXPORT_MAX_ROUNDS}`;
+  return {
+    calls: ranges.map((r) =>
+      callHint("start_export", {
+        type: "campaign_event_data",
+        campaign_id: campaign._id,
+        from: r.from,
+        to: r.to,
+      }),
+    ),
+    reason: `the top campaign is too large for one export in this window (${over}), so export it in ${ranges.length} date ranges (one job each)`,
+  };
+}
+
 interface TextParts {
   summary: string;
   nextStep: string;
@@ -427,10 +517,23 @@ interface TextParts {
   totals: Sums;
   tasks: Array<z.output<typeof taskOutput>> | undefined;
   tasksNotShown: number | undefined;
+  /** Why the next step is several exports, when one would exceed the service's limit. */
+  split: string | undefined;
+  zone: string;
+}
+
+function plural(n: number, noun: string): string {
+  return `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** "KST" for Asia/Seoul (the service's zone), else the zone's name. */
+function zoneLabel(zone: string): string {
+  return zone === KST ? "KST" : zone;
 }
 
 function renderText(parts: TextParts): string {
-  const { summary, nextStep, requests, shown, total, totals, tasks, tasksNotShown } = parts;
+  const { summary, nextStep, requests, shown, total, totals, tasks, tasksNotShown, split, zone } =
+    parts;
   const lines = [summary];
   if (requests > 1)
     lines.push(
@@ -439,11 +542,25 @@ function renderText(parts: TextParts): string {
   if (shown.length > 0) {
     lines.push(
       table(
-        ["_id", "name", "type", "rounds", "received", "open%*", "conv%*", "purchases", "revenue"],
+        [
+          "_id",
+          "name",
+          "type",
+          "A/B",
+          "channels",
+          "rounds",
+          "received",
+          "open%*",
+          "conv%*",
+          "purchases",
+          "revenue",
+        ],
         shown.map((c) => [
           c._id,
           truncate(c.name, 28),
           c.schedule_type,
+          c.is_ab_test ? "A/B" : "",
+          c.channels.join(", "),
           c.task_count,
           formatNumber(c.received_count),
           percent(c.computed_open_rate),
@@ -455,39 +572,60 @@ function renderText(parts: TextParts): string {
     );
     const more = moreNotShown(total, shown.length, "raise top_n or filter");
     lines.push(
-      ["*computed here: open% = opens/received, conv% = purchases/opens.", more]
+      [
+        "*computed here: open% = opens/received, conv% = purchases by open/opens (as the service's conversion_rate).",
+        more,
+      ]
         .filter((part) => part !== "")
         .join(" "),
     );
   }
   lines.push(
-    `Totals: ${totals.task_count} rounds, ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.received_count)} received, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.click_count)} clicks, ${formatNumber(totals.purchase_count)} purchases; revenue ${money(totals.revenue)}; cost ${money(totals.cost)}.`,
+    `Totals: ${plural(totals.task_count, "round")}, ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.received_count)} received, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.click_count)} clicks, ${formatNumber(totals.purchase_count)} purchases; revenue ${money(totals.revenue)}; cost ${money(totals.cost)}.`,
   );
   if (tasks !== undefined) {
     lines.push(
       table(
-        ["task _id", "campaign", "scheduled_at (UTC)", "channel", "received", "opens", "purchases"],
+        [
+          "task _id",
+          "campaign",
+          `scheduled (${zoneLabel(zone)})`,
+          "channel",
+          "received",
+          "opens",
+          "purchases",
+        ],
         tasks
-          .slice(0, 30)
+          .slice(0, TASKS_IN_TEXT)
           .map((t) => [
             t._id,
             t.campaign_id,
-            t.scheduled_at.slice(0, 16),
+            DateTime.fromISO(t.scheduled_at, { zone }).toFormat("yyyy-MM-dd HH:mm"),
             t.channel,
-            t.received_count,
-            t.open_count,
-            t.purchase_count,
+            formatCount(t.received_count),
+            formatCount(t.open_count),
+            formatCount(t.purchase_count),
           ]),
       ),
     );
-    const hidden = tasks.length - Math.min(30, tasks.length) + (tasksNotShown ?? 0);
-    if (hidden > 0)
-      lines.push(`${hidden} more rounds not shown in text (see structuredContent.tasks).`);
+    const inStructured = tasks.length - Math.min(TASKS_IN_TEXT, tasks.length);
+    const notReturned = tasksNotShown ?? 0;
+    const notes = [
+      inStructured > 0
+        ? `${plural(inStructured, "older round")} in structuredContent.tasks only`
+        : "",
+      notReturned > 0
+        ? `${plural(notReturned, "older round")} not returned at all (narrow the window or filter by campaign_ids)`
+        : "",
+    ].filter((n) => n !== "");
+    if (notes.length > 0) lines.push(`Newest rounds first; ${notes.join("; ")}.`);
   }
   lines.push(
-    shown.length > 0
-      ? `Next: export the top campaign's raw events for this window with ${nextStep}.`
-      : `No campaign has rounds in this window with these filters. Next: ${nextStep}.`,
+    shown.length === 0
+      ? `No campaign has rounds in this window with these filters. Next: ${nextStep}.`
+      : split !== undefined
+        ? `Next: ${split}: ${nextStep}.`
+        : `Next: export the top campaign's raw events for this window with ${nextStep}.`,
   );
   return lines.join("\n");
 }

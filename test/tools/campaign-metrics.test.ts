@@ -97,7 +97,7 @@ describe("campaign_metrics", () => {
     expect(r.structured.more_not_shown).toBe(matched - 2);
     // On the footnote's line, after one space.
     expect(r.text).toContain(
-      `conv% = purchases/opens. ${matched - 2} more not shown (raise top_n or filter).\n`,
+      `(as the service's conversion_rate). ${matched - 2} more not shown (raise top_n or filter).\n`,
     );
 
     const tagged = await h.call("campaign_metrics", {
@@ -130,4 +130,115 @@ describe("campaign_metrics", () => {
     expect(badTop.text).toContain("top_n must be a whole number 1 to 500");
     expect(h.sandbox.faults.requestCounts.campaign_metrics).toBe(before);
   });
+
+  it("computes conversion on the service's basis (purchases by open / opens) and marks A/B and channels", async () => {
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-10-01",
+      task_to: "2026-11-21",
+      top_n: 500,
+    });
+    const from = Date.parse("2026-10-01T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    const world = h.sandbox.world;
+    const campaigns = r.structured.campaigns as Array<{
+      _id: string;
+      is_ab_test: boolean;
+      channels: string[];
+      computed_conversion_rate: number | null;
+      purchase_count_by_open: number;
+    }>;
+    let differs = false;
+    for (const got of campaigns) {
+      const c = world.campaign(got._id);
+      const tasks = c?.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to) ?? [];
+      const m = tasks.map((t) => world.taskMetrics(t));
+      const byOpen = m.reduce((a, x) => a + x.purchase_count_by_open, 0);
+      const opens = m.reduce((a, x) => a + x.open_count, 0);
+      const all = m.reduce((a, x) => a + x.purchase_count, 0);
+      expect(got.purchase_count_by_open).toBe(byOpen);
+      if (opens === 0) expect(got.computed_conversion_rate).toBeNull();
+      else expect(got.computed_conversion_rate).toBeCloseTo(byOpen / opens, 4);
+      if (all !== byOpen) differs = true;
+      expect(got.channels).toEqual([...new Set(m.map((x) => x.channel))].sort());
+    }
+    // The world has control-group purchases somewhere, so the two bases really differ.
+    expect(differs).toBe(true);
+    const ab = campaigns.find((c) => c.is_ab_test);
+    expect(ab).toBeDefined();
+    const abRow = r.text.split("\n").find((l) => l.startsWith(`|${ab?._id}|`));
+    expect(abRow).toContain("|A/B|");
+  });
+
+  it("splits the next step for a campaign over the export limit into ranges the service accepts", async () => {
+    const huge = h.sandbox.world.campaigns.find((c) => c.role === "huge_sends");
+    if (huge === undefined) throw new Error("no huge campaign in the sandbox world");
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-10-01",
+      task_to: "2026-11-21",
+      campaign_ids: [huge._id],
+    });
+    const sent = (r.structured.campaigns as Array<{ sent_count: number }>)[0]?.sent_count ?? 0;
+    expect(sent).toBeGreaterThan(2_000_000);
+    const calls = [...(r.structured.next_step as string).matchAll(/start_export (\{[^}]*\})/g)].map(
+      (m) => JSON.parse(m[1] as string) as { from: string; to: string; campaign_id: string },
+    );
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(r.text).toContain("too large for one export");
+    const kstDate = (ms: number) => new Date(ms + 9 * 3600_000).toISOString().slice(0, 10);
+    let covered = 0;
+    for (const c of calls) {
+      const inRange = huge.tasks.filter((t) => {
+        const d = kstDate(t.scheduled_at);
+        return d >= c.from && d <= c.to;
+      });
+      covered += inRange.length;
+      const sends = inRange.reduce((a, t) => a + h.sandbox.world.taskMetrics(t).sent_count, 0);
+      expect(sends).toBeLessThanOrEqual(2_000_000);
+      const started = await h.call("start_export", {
+        type: "campaign_event_data",
+        ...c,
+        wait_seconds: 0,
+      });
+      expect(started.isError, started.text).toBeFalsy();
+    }
+    const from = Date.parse("2026-10-01T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    expect(covered).toBe(
+      huge.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to).length,
+    );
+  });
+
+  it("lists rounds newest first and says which are only in structuredContent and which were not returned", async () => {
+    const r = await h.call("campaign_metrics", {
+      task_from: "2025-10-18",
+      task_to: "2026-11-21",
+      top_n: 500,
+      include_tasks: true,
+    });
+    const tasks = r.structured.tasks as Array<{ _id: string; scheduled_at: string }>;
+    const notReturned = r.structured.tasks_not_shown as number;
+    expect(tasks.length).toBe(200);
+    expect(notReturned).toBeGreaterThan(0);
+    // The newest round of all matched campaigns is the first returned.
+    const from = Date.parse("2025-10-18T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    const newest = Math.max(
+      ...h.sandbox.world.campaigns.flatMap((c) =>
+        c.tasks
+          .filter((t) => t.scheduled_at >= from && t.scheduled_at < to)
+          .map((t) => t.scheduled_at),
+      ),
+    );
+    expect(Date.parse(tasks[0]?.scheduled_at ?? "")).toBe(newest);
+    expect(r.text).toContain(`${200 - 30} older rounds in structuredContent.tasks only`);
+    expect(r.text).toContain(
+      `${notReturned.toLocaleString("en-US")} older rounds not returned at all`,
+    );
+    // KST wall-clock time of the first row, as in the CSV.
+    expect(r.text).toContain(kstMinute(newest));
+  });
 });
+
+function kstMinute(ms: number): string {
+  return new Date(ms + 9 * 3600_000).toISOString().slice(0, 16).replace("T", " ");
+}
