@@ -139,9 +139,10 @@ describe("campaign_metrics against a service returning rounds outside the window
       const c = (r.structured.campaigns as Array<Record<string, unknown>>)[0];
       expect(c?.task_count).toBe(2);
       expect(c?.sent_count).toBe(500);
+      // Newest first.
       expect((r.structured.tasks as Array<{ _id: string }>).map((t) => t._id)).toEqual([
-        "inside",
         "last",
+        "inside",
       ]);
       // opens are 1/3 of received in every round here: 0.3333, not 0.33333333333333331.
       expect(c?.computed_open_rate).toBe(0.3333);
