@@ -147,7 +147,7 @@ describe("campaign_metrics against a service returning rounds outside the window
       // opens are 1/3 of received in every round here: 0.3333, not 0.33333333333333331.
       expect(c?.computed_open_rate).toBe(0.3333);
       const rates = (r.structured.tasks as Array<{ open_rate: number }>).map((t) => t.open_rate);
-      expect(rates).toEqual([0.2857, 0.1]);
+      expect(rates).toEqual([0.1, 0.2857]);
     } finally {
       await client.close();
       await built.close();
