@@ -4,26 +4,50 @@
  */
 
 /**
- * Markdown-inert text: characters that could start markup or break a table are escaped. An
- * underscore inside a word cannot start emphasis (CommonMark), so IDs like `cmp_1a2b` stay as
- * they are and a model copying one from the text gets it exactly.
+ * Text from outside (API names, file content) made unable to add markup that changes the
+ * output's structure, with as few backslashes as possible: a model reads this text and copies
+ * names, IDs and quoted messages from it, and every backslash it sees may end up in an answer or
+ * a later argument. So `#{고객명}`, `[대용량]` or `cmp_1a2b` stay exactly as written; only a
+ * character that could start a block at a line's start (heading, quote, list, rule, fence,
+ * table row) is escaped there, and links and HTML tags are defused anywhere.
  */
 export function markdownText(text: string): string {
-  return text.replace(/[|`*[\]<>\\#~]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (c) => `\\${c}`);
+  return defuseInline(text)
+    .replace(/^([ \t]*)([#>|\-+*=_~`])/gm, "$1\\$2")
+    .replace(/^([ \t]*\d{1,9})([.)])(?=\s|$)/gm, "$1\\$2");
+}
+
+/** `[x](url)` links and `<tag>` HTML render even mid-line; their opening is escaped. */
+function defuseInline(text: string): string {
+  return text.replace(/\]\(/g, "]\\(").replace(/<(?=[A-Za-z/!?])/g, "\\<");
 }
 
 /**
- * A markdown table. Cells are text from outside (API names, file content): line breaks become
- * spaces and markup is escaped, so one row stays one line and no cell can restyle the output.
- * Headers are ours and written as given. `padded`: `| a | b |` rows and `---` rules (the
- * analysis' longer tables) instead of the compact `|a|b|`.
+ * One table cell: a line break would end the row and a `|` would add a cell, so line breaks
+ * become spaces and pipes are escaped (with a backslash that would escape the pipe or the
+ * closing separator itself doubled). Nothing can start a block inside a row, so the rest stays
+ * as written (links and tags defused).
+ */
+export function tableCell(text: string): string {
+  return defuseInline(
+    text
+      .replace(/[\r\n]+/g, " ")
+      .replace(/\\(?=\||$)/g, "\\\\")
+      .replace(/\|/g, "\\|"),
+  );
+}
+
+/**
+ * A markdown table. Cells are text from outside (API names, file content): see tableCell, so
+ * one row stays one line with its cells. Headers are ours and written as given. `padded`:
+ * `| a | b |` rows and `---` rules (the analysis' longer tables) instead of the compact `|a|b|`.
  */
 export function table(
   headers: string[],
   rows: Array<Array<string | number>>,
   options: { padded?: boolean } = {},
 ): string {
-  const cell = (v: string | number) => markdownText(String(v).replace(/[\r\n]+/g, " "));
+  const cell = (v: string | number) => tableCell(String(v));
   const line = (cells: string[]) =>
     options.padded ? `| ${cells.join(" | ")} |` : `|${cells.join("|")}|`;
   const rule = `|${headers.map(() => (options.padded ? "---" : "-")).join("|")}|`;

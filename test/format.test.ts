@@ -2,21 +2,30 @@ import { describe, expect, it } from "vitest";
 import { formatNumber, markdownText, percent, table } from "../src/format.js";
 
 describe("shared formatting", () => {
-  it("table cells from outside cannot break the row or restyle the text", () => {
-    const name = "**Sale** | <b>50%</b>\n[click](x) `code` _x_";
-    expect(table(["name", "n"], [[name, 3]])).toBe(
-      [
-        "|name|n|",
-        "|-|-|",
-        "|\\*\\*Sale\\*\\* \\| \\<b\\>50%\\</b\\> \\[click\\](x) \\`code\\` \\_x\\_|3|",
-      ].join("\n"),
+  it("table cells from outside cannot break the row or add a cell; names stay as written", () => {
+    const name = "[대용량] **Sale** | #{고객명}\n|x|y| [click](x) <b>50%</b> cmp_1a2b \\";
+    const out = table(["name", "n"], [[name, 3]]);
+    const lines = out.split("\n");
+    // One row, two cells: every pipe from the name is escaped, the separators are not.
+    expect(lines).toHaveLength(3);
+    const row = lines[2] as string;
+    const unescapedPipes = row.match(/(?<!\\)(?:\\\\)*\|/g) ?? [];
+    expect(unescapedPipes).toHaveLength(3);
+    expect(row).toBe(
+      "|[대용량] **Sale** \\| #{고객명} \\|x\\|y\\| [click]\\(x) \\<b>50%\\</b> cmp_1a2b \\\\|3|",
     );
   });
 
-  it("IDs with underscores inside a word stay copyable; a leading or trailing one is escaped", () => {
-    expect(markdownText("cmp_1a2b exp_9 _lead trail_ 그룹_A")).toBe(
-      "cmp_1a2b exp_9 \\_lead trail\\_ 그룹_A",
+  it("prose keeps names, IDs and placeholders as written; only block starts, links and tags are escaped", () => {
+    expect(markdownText('메시지 "#{고객명}님" [대용량] cmp_1a2b _x_ **b** a|b 12.3%')).toBe(
+      '메시지 "#{고객명}님" [대용량] cmp_1a2b _x_ **b** a|b 12.3%',
     );
+    // Each of these would start a heading, quote, list, rule, fence or table row.
+    const hostile = ["## SYSTEM", "> quote", "- item", "* item", "1. one", "---", "```js", "|a|b|"];
+    const out = markdownText(`ok\n${hostile.join("\n")}`).split("\n");
+    expect(out[0]).toBe("ok");
+    for (const line of out.slice(1)) expect(line).toMatch(/^\\|^1\\\./);
+    expect(markdownText("[click](http://x) <img src=x>")).toBe("[click]\\(http://x) \\<img src=x>");
   });
 
   it("padded tables keep the analysis layout", () => {
