@@ -17,6 +17,7 @@ import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/
 import { TOOLS } from "./tools/index.js";
 import { createRuntime } from "./tools/runtime.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";
+import { advertisedSchema, parseToolArgs } from "./tools/validate-input.js";
 
 export interface ServerDeps {
   /** Shared state; pass one runtime to several servers of the same process (serveStdio). */
@@ -111,7 +112,8 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
     {
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.inputSchema,
+      // The tool's JSON Schema is listed; the arguments are checked in the callback below.
+      inputSchema: advertisedSchema(tool.inputSchema),
       outputSchema: tool.outputSchema,
       // The title is the tool's, once: clients read it from either place.
       annotations: { title: tool.title, ...tool.annotations },
@@ -119,7 +121,8 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
     async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> => {
       const started = Date.now();
       try {
-        const output = await tool.handler(args, runtime, toolCall(ctx));
+        const parsed = parseToolArgs(tool.inputSchema, args);
+        const output = await tool.handler(parsed, runtime, toolCall(ctx));
         const dataSource = runtime.sandbox ? "sandbox" : "service";
         const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
         log.debug("tool call", { tool: tool.name, ms: Date.now() - started });

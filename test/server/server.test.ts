@@ -197,3 +197,47 @@ function task(
     roas: 75,
   };
 }
+
+describe("argument checking through the MCP client", () => {
+  it("names the bad argument, the nearest allowed one and the allowed values, under the sandbox banner", async () => {
+    const built = createServer(
+      loadConfig({ CRM_DATA_DIR: dataDir, CRM_SANDBOX_NOW: "2026-11-22T09:00:00+09:00" }),
+    );
+    const client = await connect(built);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = (await client.callTool({ name, arguments: args })) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+      };
+      expect(r.isError).toBe(true);
+      const text = r.content[0]?.text ?? "";
+      expect(text).toContain("Sandbox data");
+      expect(text).not.toContain("Input validation error");
+      return text;
+    };
+    try {
+      const typo = await call("start_export", {
+        type: "campaign_event_data",
+        campain_id: "cmp_1",
+      });
+      expect(typo).toContain('unknown argument "campain_id" (did you mean "campaign_id"?)');
+      expect(typo).toContain(
+        "Allowed arguments: type, campaign_id, scenario_id, from, to, wait_seconds, force.",
+      );
+      const form = await call("start_export", { type: "task_form", campaign_id: "cmp_1" });
+      expect(form).toContain(
+        'type "task_form" is not allowed; use one of "campaign_event_data", "scenario_daily_metrics"',
+      );
+      const schedule = await call("campaign_metrics", { campaign_schedule_type: "one" });
+      expect(schedule).toContain('"once", "recurring", "api_trigger"');
+      const wait = await call("check_export", { job_id: "exp_1", wait_seconds: "10" });
+      expect(wait).toContain(
+        'wait_seconds must be a number, not a string "10" (write 10 without quotes)',
+      );
+      expect(wait).toContain("Nothing was sent to the service");
+    } finally {
+      await client.close();
+      await built.close();
+    }
+  });
+});

@@ -38,7 +38,7 @@ describe("campaign_metrics windows and next steps", () => {
     const before = h.sandbox.faults.requestCounts.campaign_metrics;
     const r = await h.call("campaign_metrics", { task_from: "2026-11-01", campaign_id: "x" });
     expect(r.isError).toBe(true);
-    expect(r.text).toContain('Unrecognized key: "campaign_id"');
+    expect(r.text).toContain('unknown argument "campaign_id" (did you mean "campaign_ids"?)');
     expect(h.sandbox.faults.requestCounts.campaign_metrics).toBe(before);
   });
 

@@ -19,7 +19,7 @@ describe("recommend_products input and catalog robustness", () => {
       user_id: "pu_000042",
     });
     expect(r.isError).toBe(true);
-    expect(r.text).toContain('Unrecognized key: "user_id"');
+    expect(r.text).toContain('unknown argument "user_id"');
     expect(h.sandbox.faults.requestCounts.recommend).toBe(before);
   });
 
