@@ -52,6 +52,8 @@ export interface CsvScannerOptions {
   maxRecordBytes?: number;
   /** Most fields in one record. Default 256. */
   maxFields?: number;
+  /** Bytes scanned per internal call (see SCAN_SLICE); tests make it tiny to cross every state. */
+  sliceBytes?: number;
 }
 
 const QUOTE = 0x22;
@@ -66,6 +68,15 @@ const QUOTED = 2;
 const QUOTE_SEEN = 3; // a quote inside a quoted field: either an escape or the closing quote
 const AFTER_CLOSE = 4; // closing quote read, next must be a separator or line end
 const AFTER_CR = 5; // record ended by CR; a following LF belongs to it
+
+/**
+ * Bytes one `scan` call reads before it returns to `push`. Short calls keep the scan loop out of
+ * V8's on-stack replacement: a loop compiled while the first 1 MiB chunk is still running has no
+ * type feedback for the code after it, and in about half of the runs V8 kept re-entering that
+ * compiled loop and deoptimizing at its end on every chunk, which halved the scan speed. With
+ * many short calls the function is compiled whole, after every part of it has run.
+ */
+const SCAN_SLICE = 1 << 14;
 
 /** 1 for the bytes that end or break an unquoted field. */
 const SPECIAL = new Uint8Array(256);
@@ -97,6 +108,7 @@ export class CsvScanner {
   private readonly maxField: number;
   private readonly maxRecord: number;
   private readonly maxFields: number;
+  private readonly slice: number;
   private readonly rec: CsvRecord;
   private readonly onRecord: (rec: CsvRecord) => void;
 
@@ -107,6 +119,8 @@ export class CsvScanner {
   private state = FIELD_START;
   /** Offset (in the carry) up to which the scan of the unfinished record has progressed. */
   private resumeAt = 0;
+  /** Offset (in the data being scanned) where the current record starts, between slices. */
+  private recordStart = 0;
   private fieldStart = 0;
   private fieldEscaped = 0;
   /** Physical line of the scan position and of the current record's start. */
@@ -121,6 +135,7 @@ export class CsvScanner {
     this.maxField = options.maxFieldBytes ?? 1 << 20;
     this.maxRecord = options.maxRecordBytes ?? 4 << 20;
     this.maxFields = options.maxFields ?? 256;
+    this.slice = Math.max(1, options.sliceBytes ?? SCAN_SLICE);
     this.rec = {
       buf: this.carry,
       count: 0,
@@ -141,7 +156,10 @@ export class CsvScanner {
     if (chunk.length === 0) return;
     const data = this.carry.length === 0 ? chunk : this.join(chunk);
     this.validate(data, data.lastIndexOf(LF) + 1);
-    const consumed = this.scan(data, false);
+    this.recordStart = 0;
+    while (this.resumeAt < data.length) this.scan(data);
+    const consumed = this.recordStart;
+    this.moveToCarry(consumed);
     // Records ended by a lone CR may reach past the last LF; CR is a character boundary too.
     if (consumed > this.validatedTo) this.validate(data, consumed);
     this.keepCarry(data, consumed);
@@ -194,7 +212,9 @@ export class CsvScanner {
     this.ended = true;
     const data = this.carry;
     this.validate(data, data.length);
-    this.scan(data, true);
+    this.recordStart = 0;
+    while (this.resumeAt < data.length) this.scan(data);
+    this.finishLast(data);
     this.carry = Buffer.alloc(0);
   }
 
@@ -238,8 +258,12 @@ export class CsvScanner {
     );
   }
 
-  /** Scans `data` and returns how many leading bytes belong to records already delivered. */
-  private scan(data: Buffer, final: boolean): number {
+  /**
+   * Scans the next slice of `data` (see SCAN_SLICE) from `resumeAt` and keeps where it stopped;
+   * `recordStart` then tells how many leading bytes belong to records already delivered. Offsets
+   * are in `data` until `moveToCarry` or `finishLast` runs after the last slice.
+   */
+  private scan(data: Buffer): void {
     const rec = this.rec;
     rec.buf = data;
     const starts = rec.starts;
@@ -253,8 +277,9 @@ export class CsvScanner {
     let fieldEscaped = this.fieldEscaped;
     let count = rec.count;
     let line = this.line;
-    let recordStart = 0;
+    let recordStart = this.recordStart;
     let recordLine = this.recordLine;
+    const to = Math.min(len, i + this.slice);
     let nextLf = -2; // cached position of the next LF at or after the scan position
 
     // The field and record ends below are written out where they happen, not as closures: a
@@ -263,7 +288,7 @@ export class CsvScanner {
     const maxField = this.maxField;
     const onRecord = this.onRecord;
 
-    while (i < len) {
+    while (i < to) {
       switch (state) {
         case FIELD_START: {
           const b = data[i];
@@ -396,68 +421,88 @@ export class CsvScanner {
       }
     }
 
-    if (final) {
-      // The last record has no line ending: close its last field and deliver it.
-      let lastEnd = -1;
-      switch (state) {
-        case QUOTED:
-          this.fail(
-            "unmatched_quote",
-            `The quoted field that starts on line ${recordLine} is never closed: the file ends inside quotes (it may be truncated, or a quote is unmatched).`,
-            recordLine,
-          );
-          break;
-        case QUOTE_SEEN:
-          lastEnd = len - 1;
-          break;
-        case UNQUOTED:
-          lastEnd = len;
-          break;
-        case FIELD_START:
-          // Input ended right after a comma: that record's last field is empty.
-          if (count > 0) {
-            fieldStart = len;
-            fieldEscaped = 0;
-            lastEnd = len;
-          }
-          break;
-        default:
-          break;
-      }
-      if (lastEnd >= 0) {
-        if (count >= maxFields) this.tooManyFields(recordLine);
-        if (lastEnd - fieldStart > maxField) this.fieldTooLarge(recordLine);
-        starts[count] = fieldStart;
-        ends[count] = lastEnd;
-        escaped[count] = fieldEscaped;
-        count++;
-      }
-      if (lastEnd >= 0 || state === AFTER_CLOSE) {
-        rec.count = count;
-        rec.line = recordLine;
-        onRecord(rec);
-        count = 0;
-      }
-      this.state = FIELD_START;
-      this.resumeAt = 0;
-      rec.count = 0;
-      return len;
-    }
-
-    // Keep the unfinished record; its offsets move down by `recordStart` in the carry.
-    if (recordStart > 0) {
-      for (let k = 0; k < count; k++) {
-        starts[k] = (starts[k] ?? 0) - recordStart;
-        ends[k] = (ends[k] ?? 0) - recordStart;
-      }
-    }
     this.state = state;
-    this.resumeAt = i - recordStart;
-    this.fieldStart = fieldStart - recordStart;
+    this.resumeAt = i;
+    this.recordStart = recordStart;
+    this.fieldStart = fieldStart;
     this.fieldEscaped = fieldEscaped;
     rec.count = count;
     this.line = line;
     this.recordLine = recordLine;
-    return recordStart;
+  }
+
+  /** The data ended mid-record: its offsets move down by `consumed` as it becomes the carry. */
+  private moveToCarry(consumed: number): void {
+    if (consumed > 0) {
+      const rec = this.rec;
+      for (let k = 0; k < rec.count; k++) {
+        rec.starts[k] = (rec.starts[k] ?? 0) - consumed;
+        rec.ends[k] = (rec.ends[k] ?? 0) - consumed;
+      }
+    }
+    this.resumeAt -= consumed;
+    this.fieldStart -= consumed;
+    this.recordStart = 0;
+  }
+
+  /** End of input: closes the last record's last field and delivers it, or reports an open quote. */
+  private finishLast(data: Buffer): void {
+    const rec = this.rec;
+    rec.buf = data;
+    const len = data.length;
+    const starts = rec.starts;
+    const ends = rec.ends;
+    const escaped = rec.escaped;
+    const maxFields = this.maxFields;
+    const maxField = this.maxField;
+    const state = this.state;
+    const recordLine = this.recordLine;
+    let count = rec.count;
+    let fieldStart = this.fieldStart;
+    let fieldEscaped = this.fieldEscaped;
+    // The last record has no line ending: close its last field and deliver it.
+    let lastEnd = -1;
+    switch (state) {
+      case QUOTED:
+        this.fail(
+          "unmatched_quote",
+          `The quoted field that starts on line ${recordLine} is never closed: the file ends inside quotes (it may be truncated, or a quote is unmatched).`,
+          recordLine,
+        );
+        break;
+      case QUOTE_SEEN:
+        lastEnd = len - 1;
+        break;
+      case UNQUOTED:
+        lastEnd = len;
+        break;
+      case FIELD_START:
+        // Input ended right after a comma: that record's last field is empty.
+        if (count > 0) {
+          fieldStart = len;
+          fieldEscaped = 0;
+          lastEnd = len;
+        }
+        break;
+      default:
+        break;
+    }
+    if (lastEnd >= 0) {
+      if (count >= maxFields) this.tooManyFields(recordLine);
+      if (lastEnd - fieldStart > maxField) this.fieldTooLarge(recordLine);
+      starts[count] = fieldStart;
+      ends[count] = lastEnd;
+      escaped[count] = fieldEscaped;
+      count++;
+    }
+    if (lastEnd >= 0 || state === AFTER_CLOSE) {
+      rec.count = count;
+      rec.line = recordLine;
+      this.onRecord(rec);
+    }
+    this.state = FIELD_START;
+    this.resumeAt = 0;
+    this.recordStart = 0;
+    rec.count = 0;
   }
 }

@@ -13,13 +13,16 @@ function writeCsv(records: string[][], eol: string): string {
     .concat(eol);
 }
 
-function scanAll(buf: Buffer, chunkSizes: number[]): string[][] {
+function scanAll(buf: Buffer, chunkSizes: number[], sliceBytes?: number): string[][] {
   const out: string[][] = [];
-  const scanner = new CsvScanner((rec) => {
-    const row: string[] = [];
-    for (let i = 0; i < rec.count; i++) row.push(fieldText(rec, i));
-    out.push(row);
-  });
+  const scanner = new CsvScanner(
+    (rec) => {
+      const row: string[] = [];
+      for (let i = 0; i < rec.count; i++) row.push(fieldText(rec, i));
+      out.push(row);
+    },
+    { sliceBytes },
+  );
   let pos = 0;
   let k = 0;
   while (pos < buf.length) {
@@ -31,9 +34,9 @@ function scanAll(buf: Buffer, chunkSizes: number[]): string[][] {
   return out;
 }
 
-function scanError(text: string | Buffer): CsvScanError {
+function scanError(text: string | Buffer, sliceBytes?: number): CsvScanError {
   try {
-    scanAll(typeof text === "string" ? Buffer.from(text) : text, [3, 7]);
+    scanAll(typeof text === "string" ? Buffer.from(text) : text, [3, 7], sliceBytes);
   } catch (error) {
     if (error instanceof CsvScanError) return error;
     throw error;
@@ -56,13 +59,15 @@ describe("CsvScanner", () => {
         }),
         fc.constantFrom("\n", "\r\n"),
         fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }),
-        (records, eol, chunks) => {
+        // Scan slices of a few bytes stop and resume the scan inside every kind of field.
+        fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
+        (records, eol, chunks, slice) => {
           const text = writeCsv(records, eol);
           const oracle = parse(text, {
             relax_column_count: true,
             record_delimiter: eol,
           }) as string[][];
-          const ours = scanAll(Buffer.from(text), chunks);
+          const ours = scanAll(Buffer.from(text), chunks, slice);
           expect(ours).toEqual(oracle);
         },
       ),
@@ -77,16 +82,19 @@ describe("CsvScanner", () => {
     ]);
   });
 
-  it("names the line of an unclosed quote", () => {
-    const error = scanError('h1,h2\nx,y\nx,"never\nclosed');
+  it.each([undefined, 1, 2, 5])("names the line of an unclosed quote (scan slice %s)", (slice) => {
+    const error = scanError('h1,h2\nx,y\nx,"never\nclosed', slice);
     expect(error.code).toBe("unmatched_quote");
     expect(error.line).toBe(3);
   });
 
-  it("names the line of a stray quote and of text after a closing quote", () => {
-    expect(scanError('a,b\r\n"x\ny",z\r\nab"c,d\r\n').line).toBe(4);
-    expect(scanError('a,b\n"x"y,z\n').code).toBe("bad_quote");
-  });
+  it.each([undefined, 1, 2, 5])(
+    "names the line of a stray quote and of text after a closing quote (scan slice %s)",
+    (slice) => {
+      expect(scanError('a,b\r\n"x\ny",z\r\nab"c,d\r\n', slice).line).toBe(4);
+      expect(scanError('a,b\n"x"y,z\n', slice).code).toBe("bad_quote");
+    },
+  );
 
   it("names the line of invalid UTF-8, across chunk boundaries", () => {
     const bad = Buffer.concat([
