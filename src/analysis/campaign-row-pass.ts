@@ -64,7 +64,15 @@ export interface ChannelAcc {
   failed: number;
 }
 
-function newRound(task: string, scheduled: string, group: string, receiptSlots: number): RoundAcc {
+/** Initial sizes of a round's user maps, in entries (see U64Map.forEntries). */
+interface RoundSizes {
+  receipts: number;
+  firstOpen: number;
+  clicks: number;
+  conversions: number;
+}
+
+function newRound(task: string, scheduled: string, group: string, sizes: RoundSizes): RoundAcc {
   return {
     task_id: safeText(task, MAX_KEY_BYTES),
     scheduled_at: scheduled,
@@ -77,10 +85,10 @@ function newRound(task: string, scheduled: string, group: string, receiptSlots: 
     opens: 0,
     clicks: 0,
     conversions: 0,
-    receipts: new U64Map(receiptSlots),
-    firstOpen: new U64Map(receiptSlots >> 2),
-    clickUsers: new U64Map(16, false),
-    conversionUsers: new U64Map(16, false),
+    receipts: U64Map.forEntries(sizes.receipts),
+    firstOpen: U64Map.forEntries(sizes.firstOpen),
+    clickUsers: U64Map.forEntries(sizes.clicks, false),
+    conversionUsers: U64Map.forEntries(sizes.conversions, false),
     controlUsers: new U64Map(16, false),
     channels: new Set(),
   };
@@ -136,7 +144,24 @@ export async function tallyCampaignRows(
   // Sized from the file (a receipt row is 100-150 bytes) so the big sets rarely grow; capped so a
   // huge file does not reserve memory it may not need.
   const receivedUsers = new U64Map(Math.min(1 << 20, bytes / 400), false);
-  const roundSlots = Math.min(1 << 16, bytes / 4000);
+  // The first round's maps are sized from the file; each later round's from the round before
+  // it (a campaign's rounds are similar), so they rarely grow, and a file of many small rounds
+  // never reserves a large map for each.
+  const firstSizes: RoundSizes = {
+    receipts: Math.min(1 << 16, bytes / 4000),
+    firstOpen: Math.min(1 << 14, bytes / 16000),
+    clicks: 16,
+    conversions: 16,
+  };
+  const sizesAfter = (prev: RoundAcc | undefined): RoundSizes =>
+    prev === undefined
+      ? firstSizes
+      : {
+          receipts: prev.receipts.size,
+          firstOpen: prev.firstOpen.size,
+          clicks: prev.clickUsers.size,
+          conversions: prev.conversionUsers.size,
+        };
   const opensByHour = new Array<number>(24).fill(0);
   const hash = new Uint32Array(2);
   let rows = 0;
@@ -183,9 +208,7 @@ export async function tallyCampaignRows(
           "not_campaign_export",
         );
       }
-      // Only the first rounds get large maps: a file of many small rounds must not reserve
-      // a large map for each.
-      round = newRound(task, scheduled, group, rounds.length < 16 ? roundSlots : 16);
+      round = newRound(task, scheduled, group, sizesAfter(rounds[rounds.length - 1]));
       roundIndex.set(key, round);
       rounds.push(round);
     }

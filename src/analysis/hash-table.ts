@@ -53,6 +53,11 @@ export class U64Map {
   private mask: number;
   size = 0;
 
+  /** A map that holds `entries` keys without growing (its load stays at most 3/4). */
+  static forEntries(entries: number, withValues = true): U64Map {
+    return new U64Map(Math.ceil((entries * 4) / 3) + 1, withValues);
+  }
+
   constructor(initialCapacity = 16, withValues = true) {
     let cap = 16;
     while (cap < initialCapacity) cap *= 2;
@@ -74,6 +79,11 @@ export class U64Map {
       if ((h === hi && l === lo) || (h === EMPTY && l === EMPTY)) return at;
       i = (i + 1) & mask;
     }
+  }
+
+  /** Slots in the table now (grows by doubling when 3/4 full). */
+  get capacity(): number {
+    return this.mask + 1;
   }
 
   has(hi: number, lo: number): boolean {

@@ -68,4 +68,21 @@ describe("U64Map", () => {
     expect(values).toBe(0);
     expect(set.get(1, 7, -5)).toBe(-5);
   });
+
+  it.each([0, 1, 12, 13, 1000, 100_000])(
+    "forEntries(%i) holds that many keys without growing",
+    (n) => {
+      for (const withValues of [true, false]) {
+        const map = U64Map.forEntries(n, withValues);
+        const before = map.capacity;
+        for (let i = 1; i <= n; i++) map.addMin(i, Math.imul(i, 0x9e3779b1) >>> 0, i);
+        expect(map.size).toBe(n);
+        expect(map.capacity).toBe(before);
+        // Not more than twice what the load limit (3/4) needs, and never below the 16-slot minimum.
+        expect(before).toBeLessThanOrEqual(Math.max(16, Math.ceil((n * 8) / 3) + 2));
+        map.addMin(n + 1, 1, 0);
+        if ((n + 1) * 4 > before * 3) expect(map.capacity).toBe(before * 2);
+      }
+    },
+  );
 });
