@@ -84,7 +84,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "limit_exceeded":
       return `the campaign range is too large to export: over 2,000,000 sends or more than 120 rounds${http}. Next: call start_export for shorter from/to ranges and split the period into several jobs${splitSuggestion(context)}; campaign_metrics with include_tasks shows the rounds and sends per period.`;
     case "resource_not_ready":
-      return `no round in this range has finished performance aggregation yet${http}. Retry after aggregation finishes, or choose a range with older rounds.`;
+      return `no round in this range has finished performance aggregation yet${http}. Retry after aggregation finishes (usually within a day of a round's send), or export older rounds${olderRange(context)}.`;
     case "bad_request": {
       const said = serviceDetail(error.detail);
       return `the service rejected the request as missing or malformed${http}${said === undefined ? "" : `; it said: ${said}`}. Check the IDs and dates and call again.`;
@@ -155,25 +155,66 @@ function notFoundText(error: ApiError, context: ExportContext): string {
   }
 }
 
-/** Two concrete halves of a known range, so the model can split without date arithmetic. */
+const DAY_FORMAT = "yyyy-MM-dd";
+
+function exportCall(context: ExportContext, from: DateTime, to: DateTime): string {
+  return callHint("start_export", {
+    type: "campaign_event_data",
+    campaign_id: context.targetId,
+    from: from.toFormat(DAY_FORMAT),
+    to: to.toFormat(DAY_FORMAT),
+  });
+}
+
+function day(date: string | undefined): DateTime | undefined {
+  if (date === undefined) return undefined;
+  const parsed = DateTime.fromISO(date, { zone: "utc" });
+  return parsed.isValid ? parsed : undefined;
+}
+
+/**
+ * Concrete smaller ranges, so the model can split without date arithmetic: two halves of a
+ * known range (an open end taken as today), or for a range without a start the last 30 days and
+ * the 30 before them.
+ */
 function splitSuggestion(context: ExportContext): string {
-  const { fromDate, toDate, targetId } = context;
-  if (fromDate === undefined || toDate === undefined) {
-    return " (give both from and to)";
+  const to = day(context.toDate) ?? day(context.today);
+  const from = day(context.fromDate);
+  if (to === undefined) return " (give both from and to)";
+  if (from === undefined) {
+    const recent = to.minus({ days: 29 });
+    const before = recent.minus({ days: 1 });
+    return `, e.g. the last 30 days ${exportCall(context, recent, to)} and the 30 before ${exportCall(context, before.minus({ days: 29 }), before)} (split again if one still fails)`;
   }
-  const from = DateTime.fromISO(fromDate, { zone: "utc" });
-  const to = DateTime.fromISO(toDate, { zone: "utc" });
   const days = Math.round(to.diff(from, "days").days);
-  if (!from.isValid || !to.isValid || days < 1) return " (one day cannot be split further)";
+  if (days < 1) return " (one day cannot be split further)";
   const firstEnd = from.plus({ days: Math.floor(days / 2) });
-  const call = (a: DateTime, b: DateTime) =>
-    callHint("start_export", {
-      type: "campaign_event_data",
-      campaign_id: targetId,
-      from: a.toISODate(),
-      to: b.toISODate(),
-    });
-  return `, e.g. ${call(from, firstEnd)} and ${call(firstEnd.plus({ days: 1 }), to)} (split again if one still fails)`;
+  return `, e.g. ${exportCall(context, from, firstEnd)} and ${exportCall(context, firstEnd.plus({ days: 1 }), to)} (split again if one still fails)`;
+}
+
+/**
+ * For ResourceNotReady: the range of the same length just before the one asked for, as an exact
+ * call, and the metrics call that shows which of the campaign's rounds exist.
+ */
+function olderRange(context: ExportContext): string {
+  if (context.type !== "campaign_event_data" || context.targetId === undefined) return "";
+  const to = day(context.toDate) ?? day(context.today);
+  const from = day(context.fromDate);
+  // Without a start the range already holds every older round: only the listing helps.
+  let older = "";
+  if (from !== undefined && to !== undefined) {
+    const olderTo = from.minus({ days: 1 });
+    const length = Math.max(0, Math.round(to.diff(from, "days").days));
+    older = `, e.g. ${exportCall(context, olderTo.minus({ days: length }), olderTo)}`;
+  }
+  const start = from ?? to;
+  const rounds = callHint("campaign_metrics", {
+    campaign_ids: [context.targetId],
+    include_tasks: true,
+    ...(start === undefined ? {} : { task_from: start.minus({ days: 90 }).toFormat(DAY_FORMAT) }),
+    ...(to === undefined ? {} : { task_to: to.toFormat(DAY_FORMAT) }),
+  });
+  return `${older}; ${rounds} lists its rounds and when they were sent`;
 }
 
 /** The service's own words on a 400, redacted and shortened: they often say what to change. */

@@ -88,6 +88,8 @@ export interface ExportContext {
   /** Inclusive dates in the app's zone, when given. */
   fromDate?: string | undefined;
   toDate?: string | undefined;
+  /** Today's date in the app's zone by the data's clock, for ranges proposed on an open range. */
+  today?: string | undefined;
 }
 
 /** An API failure inside start_export or check_export, with what the tool knew at the time. */

@@ -90,7 +90,15 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
   },
   async handler(args, runtime, call) {
     const waitSeconds = checkWaitSeconds(args.wait_seconds) ?? DEFAULT_WAIT_SECONDS;
-    const { request, key, context, rangeEndsAt } = buildRequest(args, runtime.config.timeZone);
+    const built = buildRequest(args, runtime.config.timeZone);
+    const { request, key, rangeEndsAt } = built;
+    // Today by the data's clock: error texts propose concrete ranges for an open range.
+    const context: ExportContext = {
+      ...built.context,
+      today:
+        DateTime.fromMillis(runtime.now(), { zone: runtime.config.timeZone }).toISODate() ??
+        undefined,
+    };
     const force = args.force === true;
 
     let job: ExportJob | undefined;

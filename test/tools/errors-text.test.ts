@@ -75,6 +75,63 @@ describe("error texts say each fact and instruction once", () => {
     expect(text).toContain('"from":"2026-10-17","to":"2026-10-31"');
   });
 
+  it("LimitExceeded on an open range proposes the last 30 days and the 30 before", () => {
+    const error = new LimitExceededError("too large", {
+      operation: "create_export_job",
+      status: 400,
+      code: "LimitExceeded",
+    });
+    const text = errorText(
+      new ExportCallError(error, {
+        type: "campaign_event_data",
+        targetId: "cmp_1",
+        today: "2026-11-22",
+      }),
+      "start_export",
+    );
+    // 2026-11-22 minus 29 days is 2026-10-24; the 30 days before end on 2026-10-23.
+    expect(text).toContain('"campaign_id":"cmp_1","from":"2026-10-24","to":"2026-11-22"');
+    expect(text).toContain('"campaign_id":"cmp_1","from":"2026-09-24","to":"2026-10-23"');
+    expect(text).not.toContain("give both from and to");
+    // Only a start: halves from it to today.
+    const fromOnly = errorText(
+      new ExportCallError(error, {
+        type: "campaign_event_data",
+        targetId: "cmp_1",
+        fromDate: "2026-11-01",
+        today: "2026-11-21",
+      }),
+      "start_export",
+    );
+    expect(fromOnly).toContain('"from":"2026-11-01","to":"2026-11-11"');
+    expect(fromOnly).toContain('"from":"2026-11-12","to":"2026-11-21"');
+  });
+
+  it("ResourceNotReady proposes the older range of the same length and the rounds listing", () => {
+    const error = mapHttpError({
+      operation: "create_export_job",
+      status: 400,
+      body: '{"code":"ResourceNotReady"}',
+      now: 0,
+    });
+    const text = errorText(
+      new ExportCallError(error, {
+        type: "campaign_event_data",
+        targetId: "cmp_7",
+        fromDate: "2026-11-15",
+        toDate: "2026-11-21",
+        today: "2026-11-22",
+      }),
+      "start_export",
+    );
+    expect(text).toContain(
+      'start_export {"type":"campaign_event_data","campaign_id":"cmp_7","from":"2026-11-08","to":"2026-11-14"}',
+    );
+    expect(text).toContain(
+      'campaign_metrics {"campaign_ids":["cmp_7"],"include_tasks":true,"task_from":"2026-08-17","task_to":"2026-11-21"}',
+    );
+  });
+
   it("not-found of a scenario export points at scenario IDs, not campaign_metrics", () => {
     const error = new NotFoundError("not found", { operation: "create_export_job", status: 400 });
     const text = errorText(

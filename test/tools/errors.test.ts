@@ -30,6 +30,8 @@ describe("API error paths become isError results with the next step", () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain("shorter from/to ranges");
     expect(r.text).toContain("split");
+    // No range was given: concrete ranges ending today by the sandbox's clock (2026-11-22 KST).
+    expect(r.text).toContain('"from":"2026-10-24","to":"2026-11-22"');
   });
 
   it("ResourceNotReady says to retry after aggregation", async () => {
@@ -39,6 +41,9 @@ describe("API error paths become isError results with the next step", () => {
     });
     expect(r.isError).toBe(true);
     expect(r.text).toMatch(/Retry after aggregation/i);
+    expect(r.text).toContain(
+      `campaign_metrics {"campaign_ids":["${byRole("not_ready")}"],"include_tasks":true`,
+    );
   });
 
   it("a failed job says to create a new one with force", async () => {
