@@ -306,7 +306,12 @@ export class CsvScanner {
         }
         case UNQUOTED: {
           // Tight loop: most bytes are plain field content.
-          while (i < len && SPECIAL[data[i] as number] === 0) i++;
+          // Every special byte is at most a comma: most bytes (letters, digits) pass the first test
+          // without the table load.
+          for (; i < len; i++) {
+            const c = data[i] as number;
+            if (c <= COMMA && SPECIAL[c] === 1) break;
+          }
           if (i >= len) break;
           const b = data[i] as number;
           if (b === QUOTE) {
