@@ -1,10 +1,17 @@
+import { basename } from "node:path";
 import { z } from "zod";
-import { callHint, formatBytes, moreNotShown, table, truncate } from "../format.js";
-import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
+import { callHint, formatBytes, moreNotShown, table } from "../format.js";
+import {
+  budgetForOutput,
+  checkWaitSeconds,
+  describeBudget,
+  describeRange,
+} from "./export-common.js";
 import {
   currentJob,
   describeBytes,
   describeJob,
+  entryDates,
   followJob,
   jobResult,
   pendingDownload,
@@ -40,8 +47,10 @@ const listedJob = z.object({
   job_id: z.string(),
   type: z.string(),
   target_id: z.string().optional(),
-  from: z.string().optional(),
-  to: z.string().optional(),
+  from: z.string().optional().describe("The request's start instant (ISO 8601)."),
+  to: z.string().optional().describe("The request's end instant (ISO 8601, exclusive)."),
+  from_date: z.string().optional().describe("First date exported (inclusive, app's zone)."),
+  to_date: z.string().optional().describe("Last date exported (inclusive, app's zone)."),
   status: z.string(),
   requested_at: z.string(),
   file_path: z.string().optional(),
@@ -65,7 +74,7 @@ export default defineTool({
   description: `Check (and wait for) an export job created by start_export; when it is completed, download its file. Without job_id, list recent export jobs from the local ledger.
 Use when start_export returned before the job finished (it gives the exact check_export call), or to find earlier exports and their files.
 Returns the job and, once completed, the local file_path and a resource link. status "downloading": the job is completed and its file is still downloading in the background (bytes so far in download_progress); call check_export again as next_step says, it continues the same download. A failed download is retried by the next call; a failed job or an expired download URL is an error telling you to create a new job with start_export and "force": true.
-Limits: jobs are polled at most every ${5} seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
+Limits: jobs are polled at most every 5 seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,
   outputSchema,
@@ -88,6 +97,8 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           e.request.type === "campaign_event_data" ? e.request.campaign_id : e.request.scenario_id,
         from: e.request.from,
         to: e.request.to,
+        from_date: entryDates(e).fromDate,
+        to_date: entryDates(e).toDate,
         // Lost: the service no longer knows the job (e.g. a restarted sandbox).
         status: e.lost_at === undefined ? e.status : "lost",
         requested_at: e.requested_at,
@@ -98,10 +109,11 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
         j.job_id,
         j.type === "campaign_event_data" ? "campaign" : "scenario",
         j.target_id ?? "",
-        `${(j.from ?? "").slice(0, 10)}..${(j.to ?? "").slice(0, 10)}`,
+        describeRange(j.from_date, j.to_date),
         j.status,
         j.requested_at.slice(0, 16).replace("T", " "),
-        j.file_path === undefined ? "" : truncate(j.file_path, 60),
+        // The name tells the files apart; full paths are in structuredContent.jobs.
+        j.file_path === undefined ? "" : basename(j.file_path),
       ]);
       const text =
         jobs.length === 0
@@ -109,6 +121,9 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           : [
               `${total} export job(s) in the local ledger; newest ${jobs.length}:`,
               table(["job_id", "type", "id", "range", "status", "requested (UTC)", "file"], rows),
+              jobs.some((j) => j.file_path !== undefined)
+                ? "Full file paths: structuredContent.jobs[].file_path."
+                : "",
               moreNotShown(total, jobs.length, `raise limit, max ${LIST_MAX}`),
               describeBudget(budget),
             ]
@@ -161,5 +176,6 @@ function listNextStep(
     return callHint("check_export", { job_id: running.job_id, wait_seconds: 30 });
   const withFile = jobs.find((j) => j.file_path !== undefined);
   if (withFile !== undefined) return callHint("summarize_export", { job_id: withFile.job_id });
-  return 'start_export {"type": "campaign_event_data", "campaign_id": "<_id from campaign_metrics>"}';
+  // Nothing to continue or analyse: find a campaign first (its _id feeds start_export).
+  return callHint("campaign_metrics", {});
 }

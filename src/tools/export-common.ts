@@ -15,7 +15,18 @@ export function checkWaitSeconds(value: number | undefined): number | undefined 
 }
 
 export function describeBudget(budget: BudgetStatus): string {
-  return `Export budget: ${budget.used}/${budget.limit} creations used in the last ${Math.round(budget.windowSeconds / 60)} min.`;
+  return `Export budget: ${budget.used}/${budget.limit} creations used in the last ${windowText(budget.windowSeconds)}.`;
+}
+
+/** A budget window the way every text says it: "10 min", or seconds when not whole minutes. */
+export function windowText(seconds: number): string {
+  return seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds}s`;
+}
+
+/** An export's inclusive date range, the same way in every text. */
+export function describeRange(from: string | undefined, to: string | undefined): string {
+  if (from === undefined && to === undefined) return "all rounds";
+  return `${from ?? "(no start)"} to ${to ?? "(no end)"} (inclusive)`;
 }
 
 export function budgetForOutput(budget: BudgetStatus): z.output<typeof budgetOutput> {

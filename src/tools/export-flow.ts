@@ -15,6 +15,7 @@ import {
   ExportJobLostError,
   ToolCancelledError,
 } from "./errors.js";
+import { describeRange } from "./export-common.js";
 import { MAX_WAIT_SECONDS } from "./params.js";
 import type { ToolCall, ToolRuntime } from "./tool.js";
 
@@ -176,9 +177,18 @@ export async function currentJob(
   return { job, context, ...(pollProblem === undefined ? {} : { pollProblem }) };
 }
 
+/** The inclusive dates (app zone) a ledger entry was requested for, from its request key. */
+export function entryDates(entry: LedgerEntry): { fromDate?: string; toDate?: string } {
+  const [, , fromDate, toDate] = entry.request_key.split("|");
+  return {
+    ...(fromDate ? { fromDate } : {}),
+    ...(toDate ? { toDate } : {}),
+  };
+}
+
 /** The start_export call that creates a ledger entry's job again (dates from its request key). */
 export function recreateCall(entry: LedgerEntry): string {
-  const [, , fromDate, toDate] = entry.request_key.split("|");
+  const { fromDate, toDate } = entryDates(entry);
   const request = entry.request;
   return callHint("start_export", {
     type: request.type,
@@ -436,10 +446,7 @@ export function describeJob(result: JobResult): string {
     job.type === "campaign_event_data"
       ? `campaign ${job.campaign_id}`
       : `scenario ${job.scenario_id}`;
-  const range =
-    result.from_date === undefined && result.to_date === undefined
-      ? "all rounds"
-      : `${result.from_date ?? "…"} to ${result.to_date ?? "…"} inclusive`;
+  const range = describeRange(result.from_date, result.to_date);
   const lines = [
     `Export job \`${job._id}\`: **${job.status}** (${job.type}, ${target}, ${range}).`,
   ];

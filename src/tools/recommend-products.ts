@@ -127,7 +127,9 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
     const target =
       [
         user === undefined ? undefined : `user ${user}`,
-        items.length > 0 ? `products ${items.join(", ")}` : undefined,
+        items.length > 0
+          ? `${items.length === 1 ? "product" : "products"} ${items.join(", ")}`
+          : undefined,
       ]
         .filter((s) => s !== undefined)
         .join(" and ") || "a cold user";

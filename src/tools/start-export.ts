@@ -11,7 +11,7 @@ import {
   type ExportContext,
   ToolInputError,
 } from "./errors.js";
-import { budgetForOutput, checkWaitSeconds, describeBudget } from "./export-common.js";
+import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
 import {
   describeBytes,
   describeJob,
@@ -128,7 +128,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         throw new ExportBudgetError(
           budget.serverRateLimited
             ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
-            : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${budget.windowSeconds}s (the service allows 10 per 10 minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
+            : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows 10 per 10 minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
           budget.nextSlotAt,
           budget.serverRateLimited,
         );

@@ -237,6 +237,21 @@ describe("campaign_metrics", () => {
     // KST wall-clock time of the first row, as in the CSV.
     expect(r.text).toContain(kstMinute(newest));
   });
+
+  it("says 1 round, not 1 rounds", async () => {
+    const from = Date.parse("2026-10-01T00:00:00+09:00");
+    const to = Date.parse("2026-11-22T00:00:00+09:00");
+    const single = h.sandbox.world.campaigns.find(
+      (c) => c.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to).length === 1,
+    );
+    if (single === undefined) throw new Error("no campaign with one round in the window");
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-10-01",
+      task_to: "2026-11-21",
+      campaign_ids: [single._id],
+    });
+    expect(r.text).toContain("Totals: 1 round, ");
+  });
 });
 
 function kstMinute(ms: number): string {

@@ -93,7 +93,8 @@ describe("start_export and check_export", () => {
     expect(Date.parse(job.from ?? "")).toBe(Date.parse("2026-11-01T00:00:00+09:00"));
     expect(r.structured.from_date).toBe("2026-11-01");
     expect(r.structured.to_date).toBe("2026-11-15");
-    expect(r.text).toContain("2026-11-01 to 2026-11-15 inclusive");
+    expect(r.text).toContain("2026-11-01 to 2026-11-15 (inclusive)");
+    expect(r.text).toMatch(/Export budget: \d+\/6 creations used in the last 10 min\./);
     expect(r.text).not.toContain("T00:00:00");
     const next = `check_export {"job_id":"${job._id}","wait_seconds":30}`;
     expect(r.structured.next_step).toBe(next);

@@ -47,6 +47,7 @@ describe("recommend_products", () => {
         limit: 3,
       });
       expect(r.isError).toBeFalsy();
+      expect(r.structured.summary).toContain(`for product ${first?.id}.`);
       const products = r.structured.products as Array<{
         id: string;
         name?: string;
