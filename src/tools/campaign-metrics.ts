@@ -239,6 +239,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     const shown = summarized.slice(0, topN);
     const totals = sumAll(filtered);
     const kst = describeWindowKst(window);
+    const period = describePeriod(window);
 
     let tasks: Array<z.output<typeof taskOutput>> | undefined;
     let tasksNotShown: number | undefined;
@@ -257,7 +258,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     for (const key of ["campaign_schedule_type", "campaign_ids", "tag", "name_contains"] as const) {
       if (args[key] !== undefined) filters[key] = args[key];
     }
-    const summary = `${filtered.length} campaign(s) with rounds in ${kst}; ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.purchase_count)} purchases, revenue ${money(totals.revenue)}.`;
+    const summary = `${filtered.length} campaign(s) with rounds in ${period}; ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.purchase_count)} purchases, revenue ${money(totals.revenue)}.`;
     const top = shown[0];
     const topCampaign = top === undefined ? undefined : filtered.find((c) => c._id === top._id);
     const split =
@@ -305,6 +306,19 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     };
   },
 });
+
+/**
+ * The window in the words the export tools use for dates ("2026-11-01 to 2026-11-07
+ * (inclusive, KST)") when it is whole days, else its exact KST times.
+ */
+function describePeriod(window: MetricsWindow): string {
+  const from = window.from.setZone(KST);
+  const to = window.to.setZone(KST);
+  const midnight = (dt: DateTime) => dt.equals(dt.startOf("day"));
+  if (!midnight(from) || !midnight(to)) return describeWindowKst(window);
+  const last = to.minus({ days: 1 });
+  return `${from.toISODate()} to ${last.toISODate()} (inclusive, KST)`;
+}
 
 function defaultWindow(
   from: string | undefined,

@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import {
   campaignSummaryOutputSchema,
@@ -28,7 +30,7 @@ const inputSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      "Local path of a campaign .csv or scenario .xlsx export (e.g. file_path from check_export).",
+      "Absolute local path of a campaign .csv or scenario .xlsx export (e.g. file_path from check_export); a leading ~ is the home folder.",
     ),
   conversion_event_type: z
     .string()
@@ -85,7 +87,7 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         "Give exactly one of job_id (from start_export or check_export) or file (a local .csv/.xlsx path).",
       );
     }
-    let path = file;
+    let path = file === undefined ? undefined : absoluteFile(file);
     if (jobId !== undefined) {
       const entry = await runtime.ledger.get(jobId);
       if (entry?.file_path !== undefined && (await isRegularFile(entry.file_path))) {
@@ -128,3 +130,18 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
     };
   },
 });
+
+/**
+ * The server's working folder is not the user's (a client starts it anywhere), so a relative
+ * path would silently name another file: only absolute paths, with a leading ~ expanded.
+ */
+function absoluteFile(file: string): string {
+  const expanded = file === "~" || file.startsWith("~/") ? join(homedir(), file.slice(1)) : file;
+  if (!isAbsolute(expanded)) {
+    throw new ToolInputError(
+      "file",
+      `file must be an absolute path (e.g. /Users/me/exports/campaign.csv or ~/exports/campaign.csv); "${file}" is relative, and the server's working folder is not yours. For a file this server downloaded, pass job_id instead.`,
+    );
+  }
+  return expanded;
+}

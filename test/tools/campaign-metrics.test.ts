@@ -50,6 +50,8 @@ describe("campaign_metrics", () => {
     expect(window.task_to).toBe("2026-11-22T00:00:00+09:00");
     expect((window.utc as Record<string, string>).from).toBe("2026-09-30T15:00:00.000Z");
     expect(r.structured.data_source).toBe("service");
+    // Whole days: the same date-range words as the export tools.
+    expect(r.structured.summary).toContain("rounds in 2026-10-01 to 2026-11-21 (inclusive, KST);");
   });
 
   it("splits a 400-day window into 180-day requests and merges campaigns once", async () => {

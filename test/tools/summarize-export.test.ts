@@ -1,5 +1,6 @@
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import startExport from "../../src/tools/start-export.js";
@@ -38,6 +39,25 @@ describe("summarize_export", () => {
     });
     expect(parsed.success).toBe(true);
     expect(out.text.length).toBeLessThan(4000);
+  });
+
+  it("refuses a relative file path by name and expands a leading ~", async () => {
+    await expect(summarizeExport.handler({ file: "notexport.csv" }, runtime, call)).rejects.toThrow(
+      /file must be an absolute path.*"notexport\.csv" is relative/,
+    );
+    const home = await mkdtemp(join(homedir(), ".crm-tilde-"));
+    try {
+      const file = join(home, "campaign.csv");
+      await writeFile(file, toCsv(campaignRows(2, 5)));
+      const out = await summarizeExport.handler(
+        { file: `~/${relative(homedir(), file)}` },
+        runtime,
+        call,
+      );
+      expect(out.structured.file_path).toBe(file);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("asks for exactly one of job_id and file", async () => {
