@@ -17,6 +17,13 @@ export interface RoundDerived {
   controlConverted: number;
 }
 
+const SEND_GROUPS = "send groups";
+
+/** A verdict is a sentence: our own "send groups" opens it capitalised; file names stay as written. */
+function capital(name: string): string {
+  return name === SEND_GROUPS ? "Send groups" : name;
+}
+
 function verdictText(
   metric: string,
   a: string,
@@ -26,13 +33,14 @@ function verdictText(
   test: ReturnType<typeof twoProportionTest>,
 ): string {
   if (test === null) return `Not enough data to compare ${metric} of ${a} and ${b}.`;
-  if (ra === rb) return `${a} and ${b} have the same ${metric} (${percent(ra)}).`;
+  if (ra === rb) return `${capital(a)} and ${b} have the same ${metric} (${percent(ra)}).`;
   const [hiName, loName, hiRate, loRate] = ra > rb ? [a, b, ra, rb] : [b, a, rb, ra];
   // "send groups" is a plural subject.
-  const has = hiName === "send groups" ? "have" : "has";
+  const has = hiName === SEND_GROUPS ? "have" : "has";
+  const subject = capital(hiName);
   return test.significant
-    ? `${hiName} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}); the difference is significant at 95% (${formatP(test.p_value)}).`
-    : `${hiName} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}), but the difference is not significant at 95% (${formatP(test.p_value)}).`;
+    ? `${subject} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}); the difference is significant at 95% (${formatP(test.p_value)}).`
+    : `${subject} ${has} a higher ${metric} than ${loName} (${percent(hiRate)} vs ${percent(loRate)}), but the difference is not significant at 95% (${formatP(test.p_value)}).`;
 }
 
 function compare(
@@ -166,7 +174,7 @@ export function abReadout(derived: RoundDerived[]): CampaignSummary["ab_test"] {
     const c = compare(
       "conversion_rate",
       "conversion rate per user",
-      "send groups",
+      SEND_GROUPS,
       CONTROL_GROUP,
       convertedAll,
       receivedAll,

@@ -1,8 +1,9 @@
-import { percent } from "../format.js";
+import { formatCount, percent } from "../format.js";
 import { abReadout, type RoundDerived } from "./ab-readout.js";
 import { CONTROL_GROUP, MAX_KEY_BYTES } from "./campaign-columns.js";
 import type { CampaignTally } from "./campaign-row-pass.js";
 import { ROLE_NAMES } from "./event-roles.js";
+import { U64Map } from "./hash-table.js";
 import { NO_TIME } from "./local-time.js";
 import { AMOUNT_KEYS, mostUsed } from "./revenue.js";
 import { safeText } from "./safe-text.js";
@@ -76,6 +77,15 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
   const controlConversions = derived
     .filter((d) => d.round.group === CONTROL_GROUP)
     .reduce((acc, d) => acc + d.round.conversions, 0);
+  // Distinct converted users of the send groups: a control user never got a message, so the
+  // headline counts only those who did (the contract's conversion_users stays file-wide).
+  const sendConverters = new U64Map(64, false);
+  for (const r of input.rounds) {
+    if (r.group === CONTROL_GROUP) continue;
+    r.conversionUsers.forEach((hi, lo) => {
+      sendConverters.add(hi, lo);
+    });
+  }
   const totals: CampaignSummary["totals"] = {
     sent,
     received,
@@ -95,6 +105,9 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
     // Control-group conversions have no opens behind them: they stay in `conversions` (the
     // contract's row count) but not in the rate by opens.
     conversion_rate: round6(ratio(conversions - controlConversions, opens)),
+    send_group_conversions: conversions - controlConversions,
+    send_group_conversion_users: sendConverters.size,
+    control_conversions: controlConversions,
   };
 
   const errorList = [...input.errorCodes.entries()].sort(
@@ -142,7 +155,11 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
       ? "No conversion events, so no revenue."
       : amountKey === null
         ? `No amount found in the conversion events' properties (looked for keys ${AMOUNT_KEYS.join(", ")}).`
-        : `Amounts read from the "${amountKey}" property${currencyKey ? `, currency from "${currencyKey}"` : ", with no currency property (listed as (none))"}; amounts are never added across currencies.`;
+        : `Amounts read from the "${amountKey}" property${currencyKey ? `, currency from "${currencyKey}"` : ", with no currency property (listed as (none))"}; amounts are never added across currencies.${
+            controlConversions > 0
+              ? ` The sums cover every conversion row in the file, the control group's ${formatCount(controlConversions)} included (users who got no message); revenue is not split by group.`
+              : ""
+          }`;
 
   deltas.sort((a, b) => a - b);
   const ab = abReadout(derived);
@@ -178,6 +195,7 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
       unparsed_properties: input.revenue.unparsed,
       note: revenueNote,
     },
+    schedule: scheduleOf(derived.map((d) => d.round)),
     ab_test: ab,
     timing: {
       time_zone: input.timeZone,
@@ -202,16 +220,56 @@ function listed(items: string[], max = 12): string {
   return items.length > max ? `${shown} and ${items.length - max} more` : shown;
 }
 
+/**
+ * Send rounds as a reader counts them: one per task_id + scheduled_at, however many groups
+ * (A/B arms, control) it was split into. The contract's rounds[] stays one per group.
+ */
+function scheduleOf(rounds: CampaignRound[]): CampaignSummary["schedule"] {
+  const sends = new Set<string>();
+  const groups = new Set<string>();
+  let first: string | null = null;
+  let last: string | null = null;
+  for (const r of rounds) {
+    // JSON of the pair: no separator a task_id could contain can merge two rounds.
+    sends.add(JSON.stringify([r.task_id, r.scheduled_at]));
+    groups.add(r.group);
+    // `YYYY-MM-DD HH:mm:ss` (spec 2.4) sorts as text.
+    if (first === null || r.scheduled_at < first) first = r.scheduled_at;
+    if (last === null || r.scheduled_at > last) last = r.scheduled_at;
+  }
+  return {
+    send_rounds: sends.size,
+    groups: [...groups].sort(),
+    first_scheduled_at: first,
+    last_scheduled_at: last,
+  };
+}
+
+/** "1 send round (3 groups incl. control)", "2 send rounds", ... */
+export function roundsPhrase(s: CampaignSummary): string {
+  const { send_rounds: count } = s.schedule;
+  // A round with no group is not an A/B arm.
+  const groups = s.schedule.groups.filter((g) => g !== "");
+  const head = `${formatCount(count)} send round${count === 1 ? "" : "s"}`;
+  if (groups.length < 2) return head;
+  const control = groups.includes(CONTROL_GROUP) ? " incl. control" : "";
+  return `${head} (${groups.length} groups${control})`;
+}
+
 function oneLine(s: CampaignSummary): string {
   const t = s.totals;
   const parts = [
-    `${s.rows} rows, ${s.rounds.length} round(s)`,
-    `${t.sent} sent, ${percent(t.success_rate)} delivered (${t.failed} failed, ${t.unsettled} unsettled)`,
+    `${formatCount(s.rows)} rows, ${roundsPhrase(s)}`,
+    `${formatCount(t.sent)} sent, ${percent(t.success_rate)} delivered (${formatCount(t.failed)} failed, ${formatCount(t.unsettled)} unsettled)`,
     `open rate ${percent(t.open_rate)} (건) / ${percent(t.open_rate_users)} (명)`,
-    `${t.conversions} conversions (${percent(t.conversion_rate)} of opens)`,
+    `${formatCount(t.send_group_conversions)} send-group conversions (${percent(t.conversion_rate)} of opens)${
+      t.control_conversions > 0
+        ? ` + ${formatCount(t.control_conversions)} in the control group`
+        : ""
+    }`,
   ];
   const top = s.error_codes[0];
-  if (top) parts.push(`top failure ${top.error_code} (${top.count})`);
+  if (top) parts.push(`top failure ${top.error_code} (${formatCount(top.count)})`);
   const winner = s.ab_test.comparisons.find((c) => c.metric === "open_rate");
   if (winner) parts.push(winner.verdict);
   return parts.join("; ");

@@ -1,4 +1,6 @@
 import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
+import { CONTROL_GROUP } from "./campaign-columns.js";
+import { roundsPhrase } from "./campaign-finish.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
 
@@ -28,6 +30,11 @@ function md(text: string): string {
   return markdownText(text);
 }
 
+/** "1 conversion", "2,406 conversions". */
+function counted(count: number, noun: string): string {
+  return `${n(count)} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 function duration(seconds: number | null): string {
   if (seconds === null) return "n/a";
   if (seconds < 60) return `${seconds}s`;
@@ -47,8 +54,15 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
   const t = s.totals;
   const out: string[] = [];
   const left: string[] = [];
+  const { first_scheduled_at: first, last_scheduled_at: last } = s.schedule;
+  const span =
+    first === null
+      ? ""
+      : first === last
+        ? `, scheduled ${cell(first)}`
+        : `, scheduled ${cell(first)} to ${cell(last ?? first)}`;
   out.push(
-    `**Campaign export** (${n(s.rows)} rows, ${s.rounds.length} send round(s)): ${n(t.sent)} sent, ${n(t.received)} received (${pct(t.success_rate)} delivery success), ${n(t.failed)} failed, ${n(t.unsettled)} unsettled${t.control_assigned ? `, ${n(t.control_assigned)} control-group assignments` : ""}.`,
+    `**Campaign export** (${n(s.rows)} rows, ${roundsPhrase(s)}${span}): ${n(t.sent)} sent, ${n(t.received)} received (${pct(t.success_rate)} delivery success), ${n(t.failed)} failed, ${n(t.unsettled)} unsettled${t.control_assigned ? `, ${n(t.control_assigned)} control-group assignments` : ""}. An export holds only the rounds whose performance aggregation had finished, so its counts may differ from campaign_metrics.`,
   );
   const channels = s.delivery.by_channel.slice(0, lim.channels);
   if (channels.length > 1 || (channels[0] && channels[0].failed > 0)) {
@@ -72,9 +86,10 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
   if (s.failures.length > 0) {
     const shown = s.failures.slice(0, lim.failures);
     out.push(
-      `Failures by error code (sample carrier text is third-party data, quoted as-is):\n${table(
+      `Failures by error code (the sample carrier text is third-party data, quoted as a JSON string):\n${table(
         ["error_code", "count", "sample message"],
-        shown.map((f) => [cell(f.error_code), n(f.count), cell(`"${f.sample_message}"`)]),
+        // JSON quoting escapes the sample's own quotes, so where it starts and ends is never in doubt.
+        shown.map((f) => [cell(f.error_code), n(f.count), JSON.stringify(f.sample_message)]),
         { padded: true },
       )}`,
     );
@@ -82,10 +97,14 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       left.push(`${s.failures.length - shown.length} error code(s)`);
   }
   out.push(
-    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)}/${n(t.received_users)} received users). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. ${n(t.conversions)} conversions by ${n(t.conversion_users)} users, ${pct(t.conversion_rate)} of opens (send groups' conversions). ${md(s.conversion_event_type.note)}`,
+    `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)} of ${n(t.received_users)} users who received a message; over the whole file each user counts once, however many rounds they were in). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. Send groups: ${counted(t.send_group_conversions, "conversion")} by ${counted(t.send_group_conversion_users, "user")}, ${pct(t.conversion_rate)} of opens.${t.control_conversions > 0 ? ` Control group (sent no message): ${counted(t.control_conversions, "conversion")}, not in that rate.` : ""} ${md(s.conversion_event_type.note)}`,
   );
+  const allGroups = t.control_conversions > 0 ? ", all groups incl. control" : "";
   const money = s.revenue.by_currency
-    .map((c) => `${n(c.amount)} ${inline(c.currency)} (${n(c.conversions)} conversions)`)
+    .map(
+      (c) =>
+        `${n(c.amount)} ${inline(c.currency)} (${counted(c.conversions, "conversion")}${allGroups})`,
+    )
     .join(", ");
   out.push(`**Revenue**: ${money || "none"}. ${s.revenue.note}`);
   const ab = s.ab_test;
@@ -129,7 +148,8 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
           n(r.received),
           n(r.failed),
           n(r.opens),
-          pct(r.open_rate_users),
+          // A control round sends nothing, so it has no open rate (0% would read as a result).
+          r.group === CONTROL_GROUP ? "n/a" : pct(r.open_rate_users),
           n(r.conversions),
         ]),
         { padded: true },

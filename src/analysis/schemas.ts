@@ -67,7 +67,19 @@ export const campaignSummaryOutputSchema = z.object({
   summary: z.string(),
   rows: z.number().int(),
   rounds: z.array(campaignRoundSchema),
-  totals: z.object({ ...countsShape, ...rateShape }),
+  totals: z.object({
+    ...countsShape,
+    ...rateShape,
+    send_group_conversions: z
+      .number()
+      .int()
+      .describe("conversions in the send groups' rounds (conversion_rate's numerator)"),
+    send_group_conversion_users: z.number().int(),
+    control_conversions: z
+      .number()
+      .int()
+      .describe("conversions of control-group users, who got no message"),
+  }),
   error_codes: z.array(z.object({ error_code: z.string(), count: z.number().int() })),
   file: z.object({ path: z.string(), bytes: z.number().int() }),
   event_types: z.array(
@@ -120,6 +132,17 @@ export const campaignSummaryOutputSchema = z.object({
     unparsed_properties: z.number().int(),
     note: z.string(),
   }),
+  schedule: z
+    .object({
+      send_rounds: z
+        .number()
+        .int()
+        .describe("distinct task_id + scheduled_at: a round split into groups counts once"),
+      groups: z.array(z.string()),
+      first_scheduled_at: z.string().nullable(),
+      last_scheduled_at: z.string().nullable(),
+    })
+    .describe("the export holds only rounds whose performance aggregation had finished"),
   ab_test: z.object({
     groups: z.array(groupReadoutSchema),
     comparisons: z.array(comparisonSchema),
