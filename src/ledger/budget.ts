@@ -28,7 +28,10 @@ export function budgetStatus(
   now: number,
 ): BudgetStatus {
   const windowMs = budget.windowSeconds * 1000;
-  const recent = createCalls.filter((t) => t > now - windowMs && t <= now).sort((a, b) => a - b);
+  // A call stamped after `now` came from a clock that ran ahead (a sandbox restarted at the same
+  // pinned time): it is in the window until its stamp plus the window, like any other, so it
+  // counts now too (every reader and the reservation agree on one count and one next slot).
+  const recent = createCalls.filter((t) => t > now - windowMs).sort((a, b) => a - b);
   let nextSlotAt: number | undefined;
   if (recent.length >= budget.count) {
     // The oldest call that must leave the window for a slot to open.

@@ -66,6 +66,43 @@ describe("JobLedger", () => {
     expect(await second.findReusable("k2")).toBeUndefined();
   });
 
+  it("counts calls from a clock that ran ahead (a restart at the same pinned time)", async () => {
+    const budget = { count: 10, windowSeconds: 600 };
+    const pinned = 5_000_000_000;
+    // The first run: four creations during its 5 minutes.
+    let now = pinned;
+    const first = new JobLedger(dir, budget, () => now, `${SCOPE}-ahead`);
+    for (let i = 0; i < 4; i++) {
+      now = pinned + i * 60_000;
+      await first.reserveCreate();
+    }
+    // Restarted: the pinned clock starts over, so those calls lie up to 3 minutes "ahead".
+    now = pinned + 10_000;
+    const second = new JobLedger(dir, budget, () => now, `${SCOPE}-ahead`);
+    expect((await second.recent(1)).budget.used).toBe(4);
+    expect((await second.budgetStatus()).used).toBe(4);
+    const reservation = await second.reserveCreate();
+    expect(reservation.status.used).toBe(5);
+    // Each leaves the window one window after its stamp: at pinned + 10 s + 10 min the calls
+    // at pinned and pinned + 10 s have left, those at + 1, 2 and 3 min have not; at + 13 min none.
+    now = pinned + 10_000 + 600_000;
+    expect((await second.budgetStatus()).used).toBe(3);
+    now = pinned + 3 * 60_000 + 600_000;
+    expect((await second.budgetStatus()).used).toBe(0);
+    // With the budget full of calls stamped ahead, the next slot is when one of them leaves.
+    now = pinned;
+    const third = new JobLedger(dir, { count: 2, windowSeconds: 600 }, () => now, `${SCOPE}-full`);
+    await third.reserveCreate();
+    now = pinned + 60_000;
+    await third.reserveCreate();
+    now = pinned - 120_000;
+    const status = await third.budgetStatus();
+    expect(status.used).toBe(2);
+    expect(status.allowed).toBe(false);
+    expect(status.nextSlotAt).toBe(pinned + 600_000);
+    expect((await third.reserveCreate()).reserved).toBe(false);
+  });
+
   it("reuses a completed job only while its file exists or its URL is valid", async () => {
     let now = Date.parse("2026-01-01T00:00:00Z");
     const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, () => now, SCOPE);
