@@ -163,7 +163,7 @@ export async function tallyCampaignRows(
           conversions: prev.conversionUsers.size,
         };
   const opensByHour = new Array<number>(24).fill(0);
-  const hash = new Uint32Array(2);
+  const hash = new Int32Array(2);
   let rows = 0;
   let unidentified = 0;
   let headerSeen = false;

@@ -8,13 +8,17 @@
 
 const EMPTY = 0;
 
-/** 64-bit hash of `buf[start, end)` with a seed; returned through `out` to avoid allocation. */
+/**
+ * 64-bit hash of `buf[start, end)` with a seed; returned through `out` to avoid allocation. The
+ * halves are signed 32-bit integers: V8 keeps those unboxed (small integers), where unsigned
+ * halves above 2^31 became a heap number at every call that passed them on.
+ */
 export function hashBytes(
   buf: Uint8Array,
   start: number,
   end: number,
   seed: number,
-  out: Uint32Array,
+  out: Int32Array,
 ): void {
   let h1 = 0x811c9dc5 ^ seed;
   let h2 = 0x9747b28c ^ Math.imul(seed, 0x85ebca6b);
@@ -37,17 +41,18 @@ function fmix(x: number): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
-  return h >>> 0;
+  return h | 0;
 }
 
 /**
- * A map from 64-bit keys to int32 values (a set when values are ignored). Each slot's key halves
+ * A map from 64-bit keys, given as two signed 32-bit halves (other numbers are taken modulo
+ * 2^32, so unsigned halves name the same keys), to int32 values (a set when values are ignored). Each slot's key halves
  * and value sit next to each other in one array, so a probe touches one cache line instead of
  * three: the big per-round maps are far larger than the CPU caches and are hit in random order.
  */
 export class U64Map {
   /** Slot `i` is `slots[i * stride]` (high key half), `+ 1` (low half), `+ 2` (value). */
-  private slots: Uint32Array;
+  private slots: Int32Array;
   /** 3 with values, 2 for plain sets, which then cost 8 bytes per slot. */
   private readonly stride: number;
   private mask: number;
@@ -62,7 +67,7 @@ export class U64Map {
     let cap = 16;
     while (cap < initialCapacity) cap *= 2;
     this.stride = withValues ? 3 : 2;
-    this.slots = new Uint32Array(cap * this.stride);
+    this.slots = new Int32Array(cap * this.stride);
     this.mask = cap - 1;
   }
 
@@ -86,20 +91,26 @@ export class U64Map {
     return this.mask + 1;
   }
 
-  has(hi: number, lo: number): boolean {
+  has(hiKey: number, loKey: number): boolean {
+    const hi = hiKey | 0;
+    const lo = loKey | 0;
     const at = this.find(hi, lo);
     return this.slots[at] === hi && this.slots[at + 1] === lo;
   }
 
-  get(hi: number, lo: number, fallback: number): number {
+  get(hiKey: number, loKey: number, fallback: number): number {
+    const hi = hiKey | 0;
+    const lo = loKey | 0;
     const at = this.find(hi, lo);
     return this.slots[at] === hi && this.slots[at + 1] === lo && this.stride === 3
-      ? (this.slots[at + 2] as number) | 0
+      ? (this.slots[at + 2] as number)
       : fallback;
   }
 
   /** Adds the key with `value` when absent; returns true when it was added. */
-  add(hi: number, lo: number, value = 0): boolean {
+  add(hiKey: number, loKey: number, value = 0): boolean {
+    const hi = hiKey | 0;
+    const lo = loKey | 0;
     const at = this.find(hi, lo);
     const slots = this.slots;
     if (slots[at] === hi && slots[at + 1] === lo) return false;
@@ -112,7 +123,9 @@ export class U64Map {
   }
 
   /** Sets the value to min(current, value), adding the key when absent. */
-  addMin(hi: number, lo: number, value: number): void {
+  addMin(hiKey: number, loKey: number, value: number): void {
+    const hi = hiKey | 0;
+    const lo = loKey | 0;
     if (this.stride !== 3) {
       this.add(hi, lo);
       return;
@@ -120,7 +133,7 @@ export class U64Map {
     const at = this.find(hi, lo);
     const slots = this.slots;
     if (slots[at] === hi && slots[at + 1] === lo) {
-      if (value < ((slots[at + 2] as number) | 0)) slots[at + 2] = value;
+      if (value < (slots[at + 2] as number)) slots[at + 2] = value;
       return;
     }
     slots[at] = hi;
@@ -136,7 +149,7 @@ export class U64Map {
     for (let at = 0; at < slots.length; at += stride) {
       const h = slots[at] as number;
       const l = slots[at + 1] as number;
-      if (h !== EMPTY || l !== EMPTY) fn(h, l, stride === 3 ? (slots[at + 2] as number) | 0 : 0);
+      if (h !== EMPTY || l !== EMPTY) fn(h, l, stride === 3 ? (slots[at + 2] as number) : 0);
     }
   }
 
@@ -144,7 +157,7 @@ export class U64Map {
     const old = this.slots;
     const stride = this.stride;
     const cap = (this.mask + 1) * 2;
-    this.slots = new Uint32Array(cap * stride);
+    this.slots = new Int32Array(cap * stride);
     this.mask = cap - 1;
     for (let j = 0; j < old.length; j += stride) {
       const h = old[j] as number;

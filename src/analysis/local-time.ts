@@ -8,22 +8,31 @@ export const NO_TIME = -2147483648;
  */
 export function localSeconds(buf: Buffer, s: number, e: number): number {
   if (e - s < 19) return NO_TIME;
-  const d = (k: number): number => (buf[s + k] as number) - 48;
-  // Digit positions of YYYY-MM-DD HH:mm:ss, checked without building anything per call.
-  for (let k = 0; k < 19; k++) {
-    if (k === 4 || k === 7 || k === 10 || k === 13 || k === 16) continue;
-    const v = d(k);
-    if (v < 0 || v > 9) return NO_TIME;
-  }
-  const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
-  const month = d(5) * 10 + d(6);
-  const day = d(8) * 10 + d(9);
-  const hour = d(11) * 10 + d(12);
-  const minute = d(14) * 10 + d(15);
-  const second = d(17) * 10 + d(18);
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+  // Two-digit groups read in place (no closure, nothing built per call); -1 marks a non-digit.
+  const century = pair(buf, s);
+  const yy = pair(buf, s + 2);
+  const month = pair(buf, s + 5);
+  const day = pair(buf, s + 8);
+  const hour = pair(buf, s + 11);
+  const minute = pair(buf, s + 14);
+  const second = pair(buf, s + 17);
+  if (
+    century < 0 ||
+    yy < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > 31 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 60
+  ) {
     return NO_TIME;
   }
+  const year = century * 100 + yy;
   // Days from civil (H. Hinnant), relative to 2000-01-01.
   const y = month <= 2 ? year - 1 : year;
   const era = Math.floor(y / 400);
@@ -49,4 +58,11 @@ export function isLocalTime(buf: Buffer, s: number, e: number): boolean {
     } else if (c < 0x30 || c > 0x39) return false;
   }
   return true;
+}
+
+/** The number of the two ASCII digits at `at`, or -1 when either is not a digit. */
+function pair(buf: Buffer, at: number): number {
+  const hi = (buf[at] as number) - 48;
+  const lo = (buf[at + 1] as number) - 48;
+  return hi >= 0 && hi <= 9 && lo >= 0 && lo <= 9 ? hi * 10 + lo : -1;
 }

@@ -7,7 +7,8 @@ function reference(ops: [number, number, number][], mode: "add" | "addMin"): Map
   const ref = new Map<string, number>();
   for (const [hi, lo, v] of ops) {
     if (hi === 0 && lo === 0) continue;
-    const k = `${hi}:${lo}`;
+    // The map hands keys back as signed 32-bit halves.
+    const k = `${hi | 0}:${lo | 0}`;
     const cur = ref.get(k);
     if (cur === undefined) ref.set(k, v);
     else if (mode === "addMin" && v < cur) ref.set(k, v);
