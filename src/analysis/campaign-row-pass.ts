@@ -378,20 +378,33 @@ export async function tallyCampaignRows(
   const scanner = new CsvScanner(onRecord);
   let endsWithNewline = false;
   try {
-    // One reused read buffer: the scanner copies what it keeps, so nothing is allocated per chunk.
+    // Two reused read buffers: the next chunk is read (on libuv's thread pool) while this one is
+    // scanned, so the scan does not wait for the disk; the scanner copies what it keeps, so
+    // nothing is allocated per chunk.
     const handle = await open(path, "r");
+    const buffers = [Buffer.allocUnsafe(READ_CHUNK), Buffer.allocUnsafe(READ_CHUNK)];
+    let next = 0;
+    let pending: Promise<{ bytesRead: number }> | undefined;
+    const readNext = (): Promise<{ bytesRead: number }> =>
+      handle.read(buffers[next] as Buffer, 0, READ_CHUNK, null);
     try {
-      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      pending = readNext();
       for (;;) {
         if (options.signal?.aborted)
           throw new AnalysisError("The summary was cancelled.", "aborted");
-        const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, null);
+        const { bytesRead } = await pending;
+        pending = undefined;
         if (bytesRead === 0) break;
+        const chunk = buffers[next] as Buffer;
+        next ^= 1;
+        pending = readNext();
         scanner.push(chunk.subarray(0, bytesRead));
         const lastByte = chunk[bytesRead - 1];
         endsWithNewline = lastByte === 0x0a || lastByte === 0x0d;
       }
     } finally {
+      // A read still in flight (the scan failed or was cancelled) must finish before the close.
+      if (pending !== undefined) await pending.catch(() => undefined);
       await handle.close();
     }
     scanner.end();
