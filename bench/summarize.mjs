@@ -9,13 +9,14 @@
 import { spawnSync } from "node:child_process";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const dist = join(here, "..", "dist");
+// BENCH_DIST measures another build (for example an older commit compiled elsewhere) back to back.
+const dist = process.env.BENCH_DIST ?? join(here, "..", "dist");
 
 if (process.argv[2] === "--child") {
   // Child: summarize only, report time and peak memory.
@@ -46,6 +47,10 @@ try {
   const runsAt = process.argv.indexOf("--runs");
   const runs = runsAt > 0 ? Math.max(1, Number(process.argv[runsAt + 1]) || 1) : 1;
   const results = [];
+  // Other work on the machine changes the numbers a lot, so the output says how loaded it was.
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
   for (let i = 0; i < runs; i++) results.push(await measureOnce(file, bytes));
 
   const pad = (s, n) => String(s).padEnd(n);
@@ -71,10 +76,13 @@ try {
   console.log(
     `${pad("summarize", 28)} ${range((r) => r.summarizeMbps, 0)} MB/s, ${range((r) => r.rowsPerSecond / 1e6, 2)} M rows/s, ${range((r) => r.seconds, 2)} s, peak RSS ${range((r) => r.maxRssMb, 0)} MB`,
   );
-  const best = Math.max(...results.map((r) => r.summarizeMbps));
+  // Every run must reach the target, not only the best one: a summary runs in a fresh process.
+  const met = results.filter((r) => r.summarizeMbps >= 200).length;
   const worstRss = Math.max(...results.map((r) => r.maxRssMb));
   console.log(
-    `targets: >= 150 MB/s ${best >= 150 ? "met" : "NOT met"}${runs > 1 ? " (best run)" : ""}, peak < 150 MB ${worstRss < 150 ? "met" : "NOT met"}`,
+    `targets: >= 200 MB/s ${met === runs ? "met" : "NOT met"} (${met} of ${runs} runs), peak < 150 MB ${worstRss < 150 ? "met" : "NOT met"}; load average before/after ${loadBefore} / ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} on ${cpus().length} CPUs`,
   );
   for (const r of results) {
     console.log(
