@@ -20,6 +20,13 @@ export async function runServer(): Promise<number> {
   setLogLevel(config.logLevel);
   registerSecret(config.secretKey);
   registerSecret(config.recommendSecretKey);
+  // Background work (downloads, ledger writes) outlives the tool call that started it; a
+  // rejection nobody awaited must cost that one piece of work, not the assistant's session.
+  process.on("unhandledRejection", (reason) => {
+    log.error("unhandled rejection", {
+      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
+    });
+  });
 
   const [{ serveStdio }, { createServer, sandboxGuide }, { createRuntime }] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
