@@ -5,7 +5,7 @@ import type { CampaignTally } from "./campaign-row-pass.js";
 import { ROLE_NAMES } from "./event-roles.js";
 import { U64Map } from "./hash-table.js";
 import { NO_TIME } from "./local-time.js";
-import { AMOUNT_KEYS, mostUsed } from "./revenue.js";
+import { AMOUNT_KEYS, type CurrencySums, mostUsed } from "./revenue.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary } from "./schemas.js";
 import { quantileSorted, ratio, round6 } from "./stats.js";
@@ -147,9 +147,7 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
 
   const amountKey = mostUsed(input.revenue.amountKeys);
   const currencyKey = mostUsed(input.revenue.currencyKeys);
-  const byCurrency = [...input.revenue.byCurrency.entries()]
-    .map(([currency, v]) => ({ currency, amount: round6(v.amount), conversions: v.conversions }))
-    .sort((a, b) => b.conversions - a.conversions);
+  const byCurrency = currencyList(input.revenue.byCurrency);
   const revenueNote =
     conversions === 0
       ? "No conversion events, so no revenue."
@@ -157,7 +155,7 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
         ? `No amount found in the conversion events' properties (looked for keys ${AMOUNT_KEYS.join(", ")}).`
         : `Amounts read from the "${amountKey}" property${currencyKey ? `, currency from "${currencyKey}"` : ", with no currency property (listed as (none))"}; amounts are never added across currencies.${
             controlConversions > 0
-              ? ` The sums cover every conversion row in the file, the control group's ${formatCount(controlConversions)} included (users who got no message); revenue is not split by group.`
+              ? ` by_currency covers every conversion row in the file, the control group's ${formatCount(controlConversions)} included (users who got no message); send_group_by_currency and control_by_currency split it by group.`
               : ""
           }`;
 
@@ -192,6 +190,8 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
       amount_key: amountKey,
       currency_key: currencyKey,
       by_currency: byCurrency,
+      send_group_by_currency: currencyList(input.revenue.sendGroups),
+      control_by_currency: currencyList(input.revenue.controlGroup),
       unparsed_properties: input.revenue.unparsed,
       note: revenueNote,
     },
@@ -212,6 +212,12 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
   };
   result.summary = oneLine(result);
   return result;
+}
+
+function currencyList(sums: CurrencySums): CampaignSummary["revenue"]["by_currency"] {
+  return [...sums.entries()]
+    .map(([currency, v]) => ({ currency, amount: round6(v.amount), conversions: v.conversions }))
+    .sort((a, b) => b.conversions - a.conversions);
 }
 
 /** A list for a note, kept short: the structured result has the full list. */

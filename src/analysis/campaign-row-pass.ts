@@ -5,6 +5,7 @@ import {
   badField,
   COL,
   COLUMN_COUNT,
+  CONTROL_GROUP,
   checkKeyLength,
   checkTime,
   checkTimeShape,
@@ -18,7 +19,7 @@ import { ROLE_CODE, roleOf } from "./event-roles.js";
 import { hashBytes, U64Map } from "./hash-table.js";
 import { InternTable } from "./intern-table.js";
 import { localSeconds, NO_TIME } from "./local-time.js";
-import { type RevenueAcc, readRevenue } from "./revenue.js";
+import { newRevenueAcc, type RevenueAcc, readRevenue } from "./revenue.js";
 import { safeText } from "./safe-text.js";
 import { sanitizeSample } from "./stats.js";
 
@@ -39,6 +40,8 @@ export interface RoundAcc {
   task_id: string;
   scheduled_at: string;
   group: string;
+  /** the control group (대조군): its conversion rows' revenue is kept apart */
+  isControl: boolean;
   /** The raw bytes from task_id to group of the row that last selected this round. */
   rawKey: { bytes: Buffer; end0: number; start1: number; end1: number; start2: number } | null;
   sent: number;
@@ -73,10 +76,13 @@ interface RoundSizes {
 }
 
 function newRound(task: string, scheduled: string, group: string, sizes: RoundSizes): RoundAcc {
+  const shownGroup = safeText(group, MAX_KEY_BYTES);
   return {
     task_id: safeText(task, MAX_KEY_BYTES),
     scheduled_at: scheduled,
-    group: safeText(group, MAX_KEY_BYTES),
+    group: shownGroup,
+    // The cleaned name, as the finish step compares it (control_conversions).
+    isControl: shownGroup === CONTROL_GROUP,
     rawKey: null,
     sent: 0,
     received: 0,
@@ -132,12 +138,7 @@ export async function tallyCampaignRows(
   const rounds: RoundAcc[] = [];
   const roundIndex = new Map<string, RoundAcc>();
   const errorCodes = new Map<string, { count: number; sample: string }>();
-  const revenue: RevenueAcc = {
-    byCurrency: new Map(),
-    amountKeys: new Map(),
-    currencyKeys: new Map(),
-    unparsed: 0,
-  };
+  const revenue: RevenueAcc = newRevenueAcc();
   const openUsers = new U64Map(1024, false);
   const clickUsers = new U64Map(1024, false);
   const conversionUsers = new U64Map(1024, false);
@@ -368,7 +369,12 @@ export async function tallyCampaignRows(
           round.conversionUsers.add(hi, lo);
           conversionUsers.add(hi, lo);
         }
-        readRevenue(revenue, fieldText(rec, COL.properties), fieldText(rec, COL.customProperties));
+        readRevenue(
+          revenue,
+          fieldText(rec, COL.properties),
+          fieldText(rec, COL.customProperties),
+          round.isControl,
+        );
         break;
       default:
         break;

@@ -99,14 +99,18 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
   out.push(
     `**Engagement**: ${n(t.opens)} opens by ${n(t.open_users)} users: open rate ${pct(t.open_rate)} (건, opens/received) and ${pct(t.open_rate_users)} (명, ${n(t.open_users)} of ${n(t.received_users)} users who received a message; over the whole file each user counts once, however many rounds they were in). ${n(t.clicks)} landing clicks by ${n(t.click_users)} users. Send groups: ${counted(t.send_group_conversions, "conversion")} by ${counted(t.send_group_conversion_users, "user")}, ${pct(t.conversion_rate)} of opens.${t.control_conversions > 0 ? ` Control group (sent no message): ${counted(t.control_conversions, "conversion")}, not in that rate.` : ""} ${md(s.conversion_event_type.note)}`,
   );
-  const allGroups = t.control_conversions > 0 ? ", all groups incl. control" : "";
-  const money = s.revenue.by_currency
-    .map(
-      (c) =>
-        `${n(c.amount)} ${inline(c.currency)} (${counted(c.conversions, "conversion")}${allGroups})`,
-    )
-    .join(", ");
-  out.push(`**Revenue**: ${money || "none"}. ${s.revenue.note}`);
+  const money = (sums: CampaignSummary["revenue"]["by_currency"]): string =>
+    sums
+      .map((c) => `${n(c.amount)} ${inline(c.currency)} (${counted(c.conversions, "conversion")})`)
+      .join(", ") || "none";
+  // The headline is the send groups' revenue; the control group got no message, so its revenue
+  // is no result of the campaign and is given apart.
+  const control = s.revenue.control_by_currency;
+  out.push(
+    t.control_conversions > 0
+      ? `**Revenue** (send groups): ${money(s.revenue.send_group_by_currency)}. Control group ${CONTROL_GROUP} (sent no message), not in that sum: ${money(control)}. ${s.revenue.note}`
+      : `**Revenue**: ${money(s.revenue.send_group_by_currency)}. ${s.revenue.note}`,
+  );
   const ab = s.ab_test;
   if (ab.groups.length > 0) {
     const lines = ab.groups.map(

@@ -5,14 +5,39 @@ import { safeText } from "./safe-text.js";
 export const AMOUNT_KEYS = ["revenue", "amount", "price", "value", "total", "payment_amount"];
 export const CURRENCY_KEYS = ["currency", "currency_code"];
 
+/** currency -> sum of amounts and the conversion rows that held one */
+export type CurrencySums = Map<string, { amount: number; conversions: number }>;
+
 export interface RevenueAcc {
-  byCurrency: Map<string, { amount: number; conversions: number }>;
+  /** every conversion row in the file */
+  byCurrency: CurrencySums;
+  /** conversion rows of the send groups (every group but the control group) */
+  sendGroups: CurrencySums;
+  /** conversion rows of the control group, whose users got no message */
+  controlGroup: CurrencySums;
   amountKeys: Map<string, number>;
   currencyKeys: Map<string, number>;
   unparsed: number;
 }
 
-export function readRevenue(acc: RevenueAcc, json: string, fallbackJson: string): void {
+export function newRevenueAcc(): RevenueAcc {
+  return {
+    byCurrency: new Map(),
+    sendGroups: new Map(),
+    controlGroup: new Map(),
+    amountKeys: new Map(),
+    currencyKeys: new Map(),
+    unparsed: 0,
+  };
+}
+
+/** Adds one conversion row's revenue to the file's sums and to its group's (`control`). */
+export function readRevenue(
+  acc: RevenueAcc,
+  json: string,
+  fallbackJson: string,
+  control: boolean,
+): void {
   for (const text of [json, fallbackJson]) {
     if (text === "" || text === "{}") continue;
     let value: unknown;
@@ -44,14 +69,20 @@ export function readRevenue(acc: RevenueAcc, json: string, fallbackJson: string)
         break;
       }
     }
-    const entry = acc.byCurrency.get(currency);
-    if (entry === undefined) {
-      if (acc.byCurrency.size < 100) acc.byCurrency.set(currency, { amount, conversions: 1 });
-    } else {
-      entry.amount += amount;
-      entry.conversions++;
-    }
+    addAmount(acc.byCurrency, currency, amount);
+    addAmount(control ? acc.controlGroup : acc.sendGroups, currency, amount);
     return;
+  }
+}
+
+function addAmount(sums: CurrencySums, currency: string, amount: number): void {
+  const entry = sums.get(currency);
+  if (entry === undefined) {
+    // A service file has a handful of currencies; the cap keeps a hostile one bounded.
+    if (sums.size < 100) sums.set(currency, { amount, conversions: 1 });
+  } else {
+    entry.amount += amount;
+    entry.conversions++;
   }
 }
 

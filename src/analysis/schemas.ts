@@ -62,6 +62,12 @@ const comparisonSchema = z.object({
   verdict: z.string(),
 });
 
+const currencySumSchema = z.object({
+  currency: z.string(),
+  amount: z.number(),
+  conversions: z.number().int(),
+});
+
 export const campaignSummaryOutputSchema = z.object({
   kind: z.literal("campaign_event_data"),
   summary: z.string(),
@@ -126,9 +132,15 @@ export const campaignSummaryOutputSchema = z.object({
   revenue: z.object({
     amount_key: z.string().nullable(),
     currency_key: z.string().nullable(),
-    by_currency: z.array(
-      z.object({ currency: z.string(), amount: z.number(), conversions: z.number().int() }),
-    ),
+    by_currency: z
+      .array(currencySumSchema)
+      .describe("every conversion row in the file, the control group's included"),
+    send_group_by_currency: z
+      .array(currencySumSchema)
+      .describe("conversion rows of the send groups (the headline revenue)"),
+    control_by_currency: z
+      .array(currencySumSchema)
+      .describe("conversion rows of the control group (대조군), whose users got no message"),
     unparsed_properties: z.number().int(),
     note: z.string(),
   }),

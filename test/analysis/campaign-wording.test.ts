@@ -23,9 +23,15 @@ type Row = string[];
 const ev = (
   type: string,
   user: string,
-  opts: { at?: string; group?: string; props?: string; error?: [string, string] } = {},
+  opts: {
+    task?: string;
+    at?: string;
+    group?: string;
+    props?: string;
+    error?: [string, string];
+  } = {},
 ): Row => [
-  "t1",
+  opts.task ?? "t1",
   opts.at ?? "2025-03-01 10:00:00",
   opts.group ?? "그룹A",
   type,
@@ -94,12 +100,78 @@ describe("campaign text on one base", () => {
     expect(text).toContain("Send groups: 3 conversions by 3 users, 50.0% of opens.");
     expect(text).toContain("Control group (sent no message): 3 conversions, not in that rate.");
     expect(text).not.toMatch(/\b6 conversions by/);
-    // Revenue is summed over all rows; the text says that the control group is in it.
-    expect(text).toContain("153,000 KRW (6 conversions, all groups incl. control)");
+    // Revenue: the send groups' 3 x 1,000 KRW headlined, the control's 3 x 50,000 KRW apart.
+    expect(text).toContain(
+      "**Revenue** (send groups): 3,000 KRW (3 conversions). Control group 대조군 (sent no message), not in that sum: 150,000 KRW (3 conversions).",
+    );
+    expect(text).not.toMatch(/153,000|all groups incl\. control/);
+    // by_currency keeps every conversion row; the note says so.
+    expect(r.revenue.by_currency).toEqual([{ currency: "KRW", amount: 153_000, conversions: 6 }]);
     expect(r.revenue.note).toMatch(/the control group's 3 included/);
     expect(r.summary).toContain(
       "3 send-group conversions (50.0% of opens) + 3 in the control group",
     );
+  });
+
+  it("keeps revenue per currency apart for send groups and the control group", async () => {
+    const pay = (amount: number | string, currency: string) => JSON.stringify({ amount, currency });
+    const rows: Row[] = [HEADER];
+    // Round t1: 그룹A, 그룹B and 대조군; round t2: one unnamed group and 대조군 again.
+    const t2 = { task: "t2", at: "2025-03-02 10:00:00" };
+    for (const [group, u] of [
+      ["그룹A", "a1"],
+      ["그룹B", "b1"],
+    ] as const) {
+      rows.push(ev("message_sent", u, { group }), ev("message_received", u, { group }));
+      rows.push(ev("app_push_opened", u, { group }));
+    }
+    rows.push(
+      ev("purchase", "a1", { group: "그룹A", props: pay(1200, "KRW") }),
+      ev("purchase", "a1", { group: "그룹A", props: pay("3300", "krw") }),
+      ev("purchase", "a1", { group: "그룹A", props: pay(2.5, "USD") }),
+      ev("purchase", "b1", { group: "그룹B", props: pay(10.25, "USD") }),
+      ev("control_assigned", "c1", { group: "대조군" }),
+      ev("purchase", "c1", { group: "대조군", props: pay(40_000, "KRW") }),
+      ev("purchase", "c1", { group: "대조군", props: pay(4, "USD") }),
+      ev("purchase", "b1", { group: "그룹B", props: pay(500, "KRW") }),
+      ev("message_sent", "e1", { ...t2, group: "" }),
+      ev("purchase", "e1", { ...t2, group: "", props: pay(7000, "KRW") }),
+      ev("control_assigned", "c2", { ...t2, group: "대조군" }),
+      ev("purchase", "c2", { ...t2, group: "대조군", props: pay(60_000, "KRW") }),
+      // A control conversion without an amount: counted as a conversion, adds no revenue.
+      ev("purchase", "c3", { ...t2, group: "대조군" }),
+    );
+    const r = await campaign("revenue-groups.csv", rows);
+    expect(r.totals.send_group_conversions).toBe(6);
+    expect(r.totals.control_conversions).toBe(4);
+    // Send groups: KRW 1,200 + 3,300 + 500 + 7,000; USD 2.5 + 10.25.
+    expect(r.revenue.send_group_by_currency).toEqual([
+      { currency: "KRW", amount: 12_000, conversions: 4 },
+      { currency: "USD", amount: 12.75, conversions: 2 },
+    ]);
+    // Control group: KRW 40,000 + 60,000; USD 4.
+    expect(r.revenue.control_by_currency).toEqual([
+      { currency: "KRW", amount: 100_000, conversions: 2 },
+      { currency: "USD", amount: 4, conversions: 1 },
+    ]);
+    // The file-wide sums are unchanged: both groups together.
+    expect(r.revenue.by_currency).toEqual([
+      { currency: "KRW", amount: 112_000, conversions: 6 },
+      { currency: "USD", amount: 16.75, conversions: 3 },
+    ]);
+    const text = renderSummaryMarkdown(r);
+    expect(text).toContain(
+      "**Revenue** (send groups): 12,000 KRW (4 conversions), 12.75 USD (2 conversions). Control group 대조군 (sent no message), not in that sum: 100,000 KRW (2 conversions), 4 USD (1 conversion).",
+    );
+  });
+
+  it("headlines revenue without a group split when the control group has no conversions", async () => {
+    const r = await campaign("revenue-no-control.csv", abRows(4, 0));
+    expect(r.revenue.control_by_currency).toEqual([]);
+    expect(r.revenue.send_group_by_currency).toEqual(r.revenue.by_currency);
+    const text = renderSummaryMarkdown(r);
+    expect(text).toContain("**Revenue**: 3,000 KRW (3 conversions).");
+    expect(text).not.toMatch(/Revenue\*\* \(send groups\)/);
   });
 
   it("counts a round split into groups once, gives its span, and no open rate for control", async () => {
