@@ -60,10 +60,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     // The sandbox's data lies before its pinned "now"; default windows follow that clock.
     return pinnedNow();
   };
-  // Jobs, budget and reuse are per service and application; the sandbox has its own scope.
-  const scope = sandboxMode
-    ? ledgerScope("sandbox", undefined)
-    : ledgerScope(config.baseUrl ?? "", config.applicationId);
+  const scope = configLedgerScope(config, sandboxMode);
 
   const runtime: ToolRuntime = {
     config,
@@ -99,4 +96,14 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     },
   };
   return runtime;
+}
+
+/** Jobs, budget and reuse are per service and application; the sandbox has its own scope. */
+export function configLedgerScope(
+  config: Config,
+  sandbox: boolean = config.mode === "sandbox",
+): string {
+  return sandbox
+    ? ledgerScope("sandbox", undefined)
+    : ledgerScope(config.baseUrl ?? "", config.applicationId);
 }

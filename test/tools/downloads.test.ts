@@ -5,9 +5,8 @@ import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
-import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 import { createServer } from "../../src/server.js";
-import { type Harness, startHarness, toResult } from "./harness.js";
+import { type Harness, openLedger, startHarness, toResult } from "./harness.js";
 
 /**
  * Downloads that outlast a tool call: the file of a completed job downloads in the background,
@@ -138,12 +137,7 @@ describe("a download slower than the call", () => {
     await expect(pending).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(DOWNLOAD_SECONDS * 1000);
     // Nobody waits now; the download must still complete and be recorded in the ledger.
-    const ledger = new JobLedger(
-      h.dataDir,
-      h.config.exportBudget,
-      () => Date.now(),
-      ledgerScope(h.config.baseUrl ?? "", h.config.applicationId),
-    );
+    const ledger = openLedger(h);
     let entry = await ledger.get(id);
     for (let i = 0; i < 100 && entry?.file_path === undefined; i++) {
       await new Promise((r) => setTimeout(r, 100));

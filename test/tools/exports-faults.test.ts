@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, openLedger, startHarness } from "./harness.js";
 
 let h: Harness;
 let scenarioId: string;
@@ -130,12 +129,7 @@ describe("create failures", () => {
 
 describe("reuse", () => {
   it("a stale running entry (the service lost the job) is checked and replaced by a new job", async () => {
-    const ledger = new JobLedger(
-      h.dataDir,
-      h.config.exportBudget,
-      Date.now,
-      ledgerScope(h.config.baseUrl ?? "", h.config.applicationId),
-    );
+    const ledger = openLedger(h);
     const day = "2026-10-06";
     const from = "2026-10-06T00:00:00.000+09:00";
     await ledger.recordCreated(

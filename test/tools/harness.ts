@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
 import { type Config, loadConfig } from "../../src/config.js";
+import { JobLedger } from "../../src/ledger/ledger.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { createServer } from "../../src/server.js";
-import { createRuntime } from "../../src/tools/runtime.js";
+import { configLedgerScope, createRuntime } from "../../src/tools/runtime.js";
 import type { ToolRuntime } from "../../src/tools/tool.js";
 
 /** The sandbox clock's "today": data lies before it (2026-11-22 in KST). */
@@ -40,6 +41,11 @@ export interface Harness {
   restart(): Promise<Client>;
   call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   close(): Promise<void>;
+}
+
+/** The ledger file the harness's server writes, opened on its own (as a second process would). */
+export function openLedger(h: Pick<Harness, "config">, now: () => number = Date.now): JobLedger {
+  return new JobLedger(h.config.dataDir, h.config.exportBudget, now, configLedgerScope(h.config));
 }
 
 export interface ToolResult {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
-import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, openLedger, startHarness } from "./harness.js";
 
 /** summarize_export through the MCP client: unknown jobs and refused arguments. */
 
@@ -21,12 +20,7 @@ describe("summarize_export over MCP", () => {
   });
 
   it("a ledger job the service lost is marked lost", async () => {
-    const ledger = new JobLedger(
-      h.dataDir,
-      h.config.exportBudget,
-      Date.now,
-      ledgerScope(h.config.baseUrl ?? "", h.config.applicationId),
-    );
+    const ledger = openLedger(h);
     const campaignId = "cmp_gone";
     await ledger.recordCreated(
       { type: "campaign_event_data", campaign_id: campaignId },
@@ -100,12 +94,7 @@ describe("a job the service lost stays lost", () => {
   });
 
   it("every later call says not found, with the exact call that recreates it", async () => {
-    const ledger = new JobLedger(
-      slow.dataDir,
-      slow.config.exportBudget,
-      Date.now,
-      ledgerScope(slow.config.baseUrl ?? "", slow.config.applicationId),
-    );
+    const ledger = openLedger(slow);
     const campaignId = "cmp_restarted";
     await ledger.recordCreated(
       {
