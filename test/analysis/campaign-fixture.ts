@@ -3,6 +3,8 @@
  * seeded random generator so every run sees the same file.
  */
 
+// Written out from spec 2.5/2.4 rather than imported from src/api/schemas.ts: a wrong constant there
+// must not agree with itself in the tests.
 export const HEADER = [
   "task_id",
   "scheduled_at",
