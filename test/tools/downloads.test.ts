@@ -6,7 +6,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import { createServer } from "../../src/server.js";
-import { type Harness, openLedger, startHarness, toResult } from "./harness.js";
+import { type Harness, openLedger, sandboxClock, startHarness, toResult } from "./harness.js";
 
 /**
  * Downloads that outlast a tool call: the file of a completed job downloads in the background,
@@ -215,6 +215,8 @@ describe("server close", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "crm-downloads-"));
     try {
       const config = { ...h.config, dataDir };
+      // The sandbox's pinned clock judges its download URLs; the real clock would call them expired.
+      const clock = sandboxClock();
       const api = createApiClient({
         baseUrl: h.sandbox.base_url,
         realtimeBaseUrl: h.sandbox.realtime_base_url,
@@ -222,8 +224,9 @@ describe("server close", () => {
         secretKey: h.sandbox.secret_key,
         recommendSecretKey: h.sandbox.recommend_secret_key,
         dataDir,
+        now: clock.now,
       });
-      const built = createServer(config, { api });
+      const built = createServer(config, { api, now: clock.now });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const client = new Client({ name: "test", version: "1.0.0" });
       await built.server.connect(serverSide);
