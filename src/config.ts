@@ -4,6 +4,7 @@ import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 import { isLoopbackHost } from "./net.js";
+import { DEFAULT_RESULT_TOKENS, MAX_RESULT_TOKENS } from "./tools/result-budget.js";
 
 /**
  * The server's configuration, parsed once from the environment. Every variable of the contract
@@ -32,6 +33,8 @@ export interface Config {
   sandbox: { seed: number; now: string | undefined; jobSeconds: number };
   /** CRM_LOG_LEVEL: the least severe level written to stderr. */
   logLevel: LogLevel;
+  /** CRM_RESULT_MAX_TOKENS: the budget of a tool result's structuredContent (estimated tokens). */
+  resultMaxTokens: number;
 }
 
 export class ConfigError extends Error {
@@ -150,6 +153,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const now = read("CRM_SANDBOX_NOW", optionalIsoDateTime, "2026-11-22T09:00:00+09:00");
   const jobSeconds = read("CRM_SANDBOX_JOB_SECONDS", nonNegativeNumber, "3") ?? 3;
   const logLevel = read("CRM_LOG_LEVEL", logLevelSchema, "info") ?? "info";
+  const resultMaxTokens =
+    read("CRM_RESULT_MAX_TOKENS", resultTokensSchema, String(DEFAULT_RESULT_TOKENS)) ??
+    DEFAULT_RESULT_TOKENS;
 
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
@@ -170,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     maxDownloadBytes,
     sandbox: { seed, now, jobSeconds },
     logLevel,
+    resultMaxTokens,
   };
 }
 
@@ -302,6 +309,15 @@ const nonNegativeNumber = z.coerce
 const integer = z.coerce
   .number({ message: "not a number" })
   .int({ message: "not an integer" })
+  .optional();
+
+const resultTokensSchema = z.coerce
+  .number({ message: "not a number" })
+  .int({ message: "not an integer" })
+  .min(1_000, { message: "must be at least 1000" })
+  .max(MAX_RESULT_TOKENS, {
+    message: `must be at most ${MAX_RESULT_TOKENS} (Claude Code cuts tool output at 25,000 tokens)`,
+  })
   .optional();
 
 const optionalIsoDateTime = z

@@ -14,7 +14,9 @@ import { log } from "./log.js";
 import { redact } from "./redact.js";
 import { errorText } from "./tools/error-result.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
+import { registerResultResources } from "./tools/full-result-resources.js";
 import { TOOLS } from "./tools/index.js";
+import { BUDGET_FIELDS, withinBudget } from "./tools/result-budget-wrap.js";
 import { createRuntime } from "./tools/runtime.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";
 import { advertisedSchema, parseToolArgs } from "./tools/validate-input.js";
@@ -66,6 +68,7 @@ export function createServer(
   );
   for (const tool of TOOLS) registerTool(server, tool, runtime);
   registerExportResources(server, runtime);
+  registerResultResources(server, runtime);
   return {
     server,
     runtime,
@@ -114,7 +117,7 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
       description: tool.description,
       // The tool's JSON Schema is listed; the arguments are checked in the callback below.
       inputSchema: advertisedSchema(tool.inputSchema),
-      outputSchema: tool.outputSchema,
+      outputSchema: tool.outputSchema.extend(BUDGET_FIELDS),
       // The title is the tool's, once: clients read it from either place.
       annotations: { title: tool.title, ...tool.annotations },
     },
@@ -126,12 +129,18 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
         const dataSource = runtime.sandbox ? "sandbox" : "service";
         const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
         log.debug("tool call", { tool: tool.name, ms: Date.now() - started });
+        // Redacted as a whole: a key or signed URL must not reach the model by any field.
+        const structured = JSON.parse(
+          redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
+        ) as Record<string, unknown>;
+        const bounded = await withinBudget(tool.name, structured, runtime);
         return {
-          content: [{ type: "text", text: redact(text) }, ...(output.links ?? [])],
-          // Redacted as a whole: a key or signed URL must not reach the model by any field.
-          structuredContent: JSON.parse(
-            redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
-          ) as Record<string, unknown>,
+          content: [
+            { type: "text", text: redact(text) + bounded.note },
+            ...(output.links ?? []),
+            ...bounded.links,
+          ],
+          structuredContent: bounded.structured,
         };
       } catch (error) {
         // The message helps whoever reads the log; log.ts redacts keys and URL signatures.

@@ -40,6 +40,7 @@ describe("defaults", () => {
       maxDownloadBytes: 2048 * 1024 * 1024,
       sandbox: { seed: 42, now: undefined, jobSeconds: 3 },
       logLevel: "info",
+      resultMaxTokens: 8000,
     });
   });
 
