@@ -219,7 +219,11 @@ describe("campaign_metrics", () => {
     });
     const tasks = r.structured.tasks as Array<{ _id: string; scheduled_at: string }>;
     const notReturned = r.structured.tasks_not_shown as number;
-    expect(tasks.length).toBe(200);
+    // 200 rounds returned, of which the result's token budget keeps the newest and says so.
+    const cut = (r.structured.more as { omitted: Array<Record<string, unknown>> }).omitted;
+    expect(r.structured.truncated).toBe(true);
+    expect(cut).toContainEqual({ field: "tasks", shown: tasks.length, total: 200 });
+    expect(r.text).toContain(`tasks ${tasks.length} of 200`);
     expect(notReturned).toBeGreaterThan(0);
     // The newest round of all matched campaigns is the first returned.
     const from = Date.parse("2025-10-18T00:00:00+09:00");
