@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { withFileLock } from "../../src/ledger/file-lock.js";
+import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
+
+/** The built code, for child processes (npm test builds first; Node 20 cannot run TypeScript). */
+const builtLedger = new URL("../../dist/ledger/ledger.js", import.meta.url);
+const builtLock = new URL("../../dist/ledger/file-lock.js", import.meta.url);
+const DAY = 24 * 3600 * 1000;
+/** The ledgers' own clock, one fixed instant in every process: only the lock is under test. */
+const LEDGER_NOW = Date.parse("2026-11-22T00:00:00Z");
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "file-lock-"));
+  if (!existsSync(builtLedger)) throw new Error("dist/ledger missing: run npm run build");
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Moves this process's wall clock (Date.now) by `ms`, as an NTP step or faketime would. */
+function shiftClock(ms: number): void {
+  const real = Date.now.bind(Date);
+  vi.spyOn(Date, "now").mockImplementation(() => real() + ms);
+}
+
+/** Runs `body` (an ES module body) in a child whose Date.now is `shiftMs` off; resolves on "ready". */
+function child(body: string, shiftMs: number): Promise<ChildProcess> {
+  const script = `
+    const realNow = Date.now.bind(Date);
+    Date.now = () => realNow() + ${shiftMs};
+    ${body}`;
+  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  children.push(proc);
+  return new Promise((resolve, reject) => {
+    proc.stdout?.once("data", () => resolve(proc));
+    proc.once("exit", (code) => reject(new Error(`child exited early with ${code}`)));
+  });
+}
+
+describe("withFileLock", () => {
+  it("waits for a live owner even when the lock's mtime looks hours old to a shifted clock", async () => {
+    const path = join(dir, "ledger.json");
+    // The child takes the lock and holds it until told to let go on stdin.
+    const holder = await child(
+      `const { withFileLock } = await import(${JSON.stringify(builtLock.href)});
+       await withFileLock(${JSON.stringify(path)}, async () => {
+         process.stdout.write("ready\\n");
+         await new Promise((r) => process.stdin.once("data", r));
+       });
+       process.stdout.write("released\\n");`,
+      -400 * DAY,
+    );
+    // As after a clock step: the file system's time and ours disagree by far more than a lease.
+    const old = new Date(Date.now() - 3600_000);
+    await utimes(`${path}.lock`, old, old);
+    shiftClock(400 * DAY);
+    let entered = false;
+    const waiting = withFileLock(path, async () => {
+      entered = true;
+    });
+    await new Promise((r) => setTimeout(r, 600));
+    expect(entered).toBe(false);
+    const released = new Promise<void>((resolve) => holder.stdout?.once("data", () => resolve()));
+    holder.stdin?.write("go\n");
+    await released;
+    await waiting;
+    expect(entered).toBe(true);
+  });
+
+  it("takes over at once a lock whose owner process is gone", async () => {
+    const path = join(dir, "ledger.json");
+    const gone = spawn(process.execPath, ["-e", ""]);
+    const pid = gone.pid;
+    await new Promise((r) => gone.once("exit", r));
+    await writeFile(
+      `${path}.lock`,
+      `${JSON.stringify({ pid, host: hostname(), token: "dead0wner", renewal: 0 })}\n`,
+    );
+    // A clock moved back must not make a dead owner's lock look fresh either.
+    const future = new Date(Date.now() + 3600_000);
+    await utimes(`${path}.lock`, future, future);
+    shiftClock(-400 * DAY);
+    const started = performance.now();
+    await withFileLock(path, async () => undefined);
+    // Far below the lease (10 s) an unknown owner would be given.
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it("takes over a lock of another host only once its lease stopped being renewed", async () => {
+    const path = join(dir, "ledger.json");
+    await writeFile(
+      `${path}.lock`,
+      `${JSON.stringify({ pid: 1, host: "elsewhere.invalid", token: "t", renewal: 0 })}\n`,
+    );
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      let entered = false;
+      const waiting = withFileLock(path, async () => {
+        entered = true;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(entered).toBe(false);
+      vi.advanceTimersByTime(11_000);
+      await waiting;
+      expect(entered).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("reserveCreate across processes", () => {
+  it("never passes the budget with parallel callers in two ledger instances and a child process, clocks shifted", async () => {
+    const budget = { count: 5, windowSeconds: 600 };
+    const scope = ledgerScope("sandbox", undefined);
+    const grantedBy = await child(
+      `const { JobLedger } = await import(${JSON.stringify(builtLedger.href)});
+       const ledger = new JobLedger(${JSON.stringify(dir)}, ${JSON.stringify(budget)}, () => ${LEDGER_NOW}, ${JSON.stringify(scope)});
+       process.stdout.write("ready\\n");
+       await new Promise((r) => process.stdin.once("data", r));
+       const results = await Promise.all(Array.from({ length: 8 }, () => ledger.reserveCreate()));
+       process.stdout.write(JSON.stringify(results.filter((r) => r.reserved).length) + "\\n");`,
+      -40 * DAY,
+    );
+    shiftClock(400 * DAY);
+    const one = new JobLedger(dir, budget, () => LEDGER_NOW, scope);
+    const two = new JobLedger(dir, budget, () => LEDGER_NOW, scope);
+    const childCount = new Promise<number>((resolve) =>
+      grantedBy.stdout?.once("data", (data: Buffer) => resolve(Number(data.toString()))),
+    );
+    grantedBy.stdin?.write("go\n");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).reserveCreate()),
+    );
+    const granted = results.filter((r) => r.reserved).length + (await childCount);
+    expect(granted).toBe(budget.count);
+    const file = JSON.parse(await readFile(one.path, "utf8")) as { create_calls: number[] };
+    expect(file.create_calls).toHaveLength(budget.count);
+  });
+});
