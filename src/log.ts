@@ -22,7 +22,21 @@ export function setLogLevel(level: Level): void {
   threshold = ORDER[level];
 }
 
+/** Receives every message, whatever the stderr level (the MCP client sets its own). */
+export type LogForwarder = (
+  level: Level,
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+let forwarder: LogForwarder | undefined;
+
+/** One forwarder per process: the MCP logging bridge (see tools/call-log.ts). */
+export function setLogForwarder(next: LogForwarder | undefined): void {
+  forwarder = next;
+}
+
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
+  forwarder?.(level, message, fields);
   if (ORDER[level] < threshold) return;
   const extra = fields === undefined ? "" : ` ${safeJson(fields)}`;
   process.stderr.write(redact(`[crm-insights-mcp] ${level}: ${message}${extra}`).concat("\n"));

@@ -11,7 +11,9 @@ import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
 import { callHint, formatBytes, truncate } from "./format.js";
 import { log } from "./log.js";
+import { registerPrompts } from "./prompts/index.js";
 import { redact } from "./redact.js";
+import { withCallLog } from "./tools/call-log.js";
 import { errorText } from "./tools/error-result.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
 import { registerResultResources } from "./tools/full-result-resources.js";
@@ -63,12 +65,13 @@ export function createServer(
         deps.sandboxGuide === undefined
           ? SERVER_INSTRUCTIONS
           : `${SERVER_INSTRUCTIONS}\n${deps.sandboxGuide}`,
-      capabilities: { tools: {}, resources: {} },
+      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
     },
   );
   for (const tool of TOOLS) registerTool(server, tool, runtime);
   registerExportResources(server, runtime);
   registerResultResources(server, runtime);
+  registerPrompts(server, runtime);
   return {
     server,
     runtime,
@@ -121,43 +124,51 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
       // The title is the tool's, once: clients read it from either place.
       annotations: { title: tool.title, ...tool.annotations },
     },
-    async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> => {
-      const started = Date.now();
-      try {
-        const parsed = parseToolArgs(tool.inputSchema, args);
-        const output = await tool.handler(parsed, runtime, toolCall(ctx));
-        const dataSource = runtime.sandbox ? "sandbox" : "service";
-        const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
-        log.debug("tool call", { tool: tool.name, ms: Date.now() - started });
-        // Redacted as a whole: a key or signed URL must not reach the model by any field.
-        const structured = JSON.parse(
-          redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
-        ) as Record<string, unknown>;
-        const bounded = await withinBudget(tool.name, structured, runtime);
-        return {
-          content: [
-            { type: "text", text: redact(text) + bounded.note },
-            ...(output.links ?? []),
-            ...bounded.links,
-          ],
-          structuredContent: bounded.structured,
-        };
-      } catch (error) {
-        // The message helps whoever reads the log; log.ts redacts keys and URL signatures.
-        log.info("tool call failed", {
-          tool: tool.name,
-          error: error instanceof Error ? error.name : "unknown",
-          message: truncate(error instanceof Error ? error.message : String(error), 300),
-          ms: Date.now() - started,
-        });
-        const text = errorText(error, tool.name);
-        return {
-          content: [{ type: "text", text: runtime.sandbox ? `${SANDBOX_NOTE}\n${text}` : text }],
-          isError: true,
-        };
-      }
-    },
+    (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> =>
+      withCallLog(ctx, () => callTool(tool, runtime, args, ctx)),
   );
+}
+
+async function callTool(
+  tool: ToolDefinition,
+  runtime: ToolRuntime,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const started = Date.now();
+  try {
+    const parsed = parseToolArgs(tool.inputSchema, args);
+    const output = await tool.handler(parsed, runtime, toolCall(ctx));
+    const dataSource = runtime.sandbox ? "sandbox" : "service";
+    const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
+    log.debug("tool call", { tool: tool.name, ms: Date.now() - started });
+    // Redacted as a whole: a key or signed URL must not reach the model by any field.
+    const structured = JSON.parse(
+      redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
+    ) as Record<string, unknown>;
+    const bounded = await withinBudget(tool.name, structured, runtime);
+    return {
+      content: [
+        { type: "text", text: redact(text) + bounded.note },
+        ...(output.links ?? []),
+        ...bounded.links,
+      ],
+      structuredContent: bounded.structured,
+    };
+  } catch (error) {
+    // The message helps whoever reads the log; log.ts redacts keys and URL signatures.
+    log.info("tool call failed", {
+      tool: tool.name,
+      error: error instanceof Error ? error.name : "unknown",
+      message: truncate(error instanceof Error ? error.message : String(error), 300),
+      ms: Date.now() - started,
+    });
+    const text = errorText(error, tool.name);
+    return {
+      content: [{ type: "text", text: runtime.sandbox ? `${SANDBOX_NOTE}\n${text}` : text }],
+      isError: true,
+    };
+  }
 }
 
 function toolCall(ctx: ServerContext): ToolCall {

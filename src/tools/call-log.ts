@@ -1,0 +1,53 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { LoggingLevel, ServerContext } from "@modelcontextprotocol/server";
+import { type LogLevel, setLogForwarder } from "../log.js";
+import { redact } from "../redact.js";
+
+type SendLog = ServerContext["mcpReq"]["log"];
+
+/**
+ * MCP logging: what the server logs while it works on a request goes to the client that made the
+ * request, through the SDK's per-request `log` (which applies the level the client set, in both
+ * protocol eras, over stdio and stateless HTTP alike). Messages outside any request (the process
+ * starting, a background download) stay on stderr only. Redacted like stderr.
+ */
+interface CallLog {
+  send: SendLog;
+  /** Sent before the call's result, so a client sees a call's messages before its answer. */
+  pending: Array<Promise<void>>;
+}
+
+const current = new AsyncLocalStorage<CallLog>();
+
+const MCP_LEVEL: Record<LogLevel, LoggingLevel> = {
+  debug: "debug",
+  info: "info",
+  warn: "warning",
+  error: "error",
+};
+
+let installed = false;
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  setLogForwarder((level, message, fields) => {
+    const call = current.getStore();
+    if (call === undefined) return;
+    // `log` names the event; the fields keep their own names (a field may be called message).
+    const data = JSON.parse(redact(JSON.stringify({ log: message, ...fields }))) as unknown;
+    call.pending.push(
+      // Best effort: a closed transport must not fail the work that logged.
+      call.send(MCP_LEVEL[level], data, "crm-insights-mcp").catch(() => {}),
+    );
+  });
+}
+
+/** Runs `work` with the request's logger as the target of `log.*` calls made inside it. */
+export async function withCallLog<T>(ctx: ServerContext, work: () => Promise<T>): Promise<T> {
+  install();
+  const call: CallLog = { send: ctx.mcpReq.log, pending: [] };
+  const result = await current.run(call, work);
+  await Promise.allSettled(call.pending);
+  return result;
+}
