@@ -99,7 +99,7 @@ describe("MCP logging", () => {
     expect(failed.isError).toBe(true);
     const entry = messages.find((m) => (m.data as { log?: string }).log === "tool call failed");
     expect(entry?.level).toBe("info");
-    expect((entry?.data as { tool?: string }).tool).toBe("campaign_metrics");
+    expect((entry?.data as { tool?: string } | undefined)?.tool).toBe("campaign_metrics");
     for (const m of messages) expect(JSON.stringify(m)).not.toContain(h.sandbox.secret_key);
 
     messages.length = 0;
