@@ -21,11 +21,24 @@ async function main(): Promise<number> {
       const { runSummarizeCommand } = await import("./analysis/cli.js");
       return runSummarizeCommand(args);
     }
+    case "doctor": {
+      const { runDoctorCommand } = await import("./doctor/cli.js");
+      return runDoctorCommand(args);
+    }
+    case "--version":
+    case "-v":
+    case "version": {
+      const { PACKAGE_VERSION } = await import("./version.js");
+      process.stdout.write(`${PACKAGE_VERSION}\n`);
+      return 0;
+    }
     case "--help":
     case "-h":
-    case "help":
-      process.stderr.write(USAGE);
+    case "help": {
+      const { dataFolderLine } = await import("./doctor/cli.js");
+      process.stdout.write(`${USAGE}\n${dataFolderLine(process.env)}\n`);
       return 0;
+    }
     default:
       process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
       return 2;
@@ -38,6 +51,13 @@ const USAGE = `Usage:
                                         local sandbox service with synthetic data
   crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T]
                                         summarize a campaign CSV or scenario XLSX export
+  crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
+                                        against the service (creates no export job)
+  crm-insights-mcp --version            the package version
+  crm-insights-mcp --help               this text
+
+Configuration: CRM_* environment variables (see the README); with CRM_BASE_URL unset the server
+uses an embedded sandbox with synthetic data.
 `;
 
 main().then(

@@ -35,6 +35,11 @@ export interface Config {
   logLevel: LogLevel;
   /** CRM_RESULT_MAX_TOKENS: the budget of a tool result's structuredContent (estimated tokens). */
   resultMaxTokens: number;
+  /**
+   * How long downloaded export files are kept (CRM_RETENTION_DAYS) and how much room they may
+   * take together (CRM_RETENTION_MB); 0 turns a limit off.
+   */
+  retention: { maxAgeDays: number; maxBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -50,6 +55,10 @@ export interface ConfigContext {
 const DEFAULT_POLL_SECONDS = 5;
 const MIN_REMOTE_POLL_SECONDS = 5;
 const DEFAULT_MAX_DOWNLOAD_MB = 2048;
+const DEFAULT_RETENTION_DAYS = 30;
+const DEFAULT_RETENTION_MB = 4096;
+/** An example key that the key rules accept, for error messages (a placeholder would be refused). */
+const EXAMPLE_KEY = "3a7f9c1e5b2d8f4a6e0b";
 
 type EnvRead = <T>(name: string, schema: z.ZodType<T>, example: string) => T | undefined;
 
@@ -102,12 +111,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const mode = blankToUndefined(env.CRM_BASE_URL) === undefined ? "sandbox" : "remote";
 
   const applicationId = read("CRM_APPLICATION_ID", optionalText, "my-application-id");
-  const secretKey = read("CRM_SECRET_KEY", optionalKey, "<secret key from your account manager>");
-  const recommendSecretKey = read(
-    "CRM_RECOMMEND_SECRET_KEY",
-    optionalKey,
-    "<the application's secret key>",
-  );
+  const secretKey = read("CRM_SECRET_KEY", optionalKey, EXAMPLE_KEY);
+  const recommendSecretKey = read("CRM_RECOMMEND_SECRET_KEY", optionalKey, EXAMPLE_KEY);
   if (mode === "remote") {
     if (applicationId === undefined && !hasProblem(problems, "CRM_APPLICATION_ID")) {
       problems.push(
@@ -116,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     }
     if (secretKey === undefined && !hasProblem(problems, "CRM_SECRET_KEY")) {
       problems.push(
-        "CRM_SECRET_KEY: required when CRM_BASE_URL is set. Example of a good value: CRM_SECRET_KEY=<secret key from your account manager>",
+        `CRM_SECRET_KEY: required when CRM_BASE_URL is set (the secret key the service's account manager issued). Example of a good value: CRM_SECRET_KEY=${EXAMPLE_KEY}`,
       );
     }
   } else if (realtimeBaseUrl !== undefined) {
@@ -156,6 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const resultMaxTokens =
     read("CRM_RESULT_MAX_TOKENS", resultTokensSchema, String(DEFAULT_RESULT_TOKENS)) ??
     DEFAULT_RESULT_TOKENS;
+  const retentionDays =
+    read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
+  const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
 
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
@@ -177,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     sandbox: { seed, now, jobSeconds },
     logLevel,
     resultMaxTokens,
+    retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
   };
 }
 
@@ -227,15 +236,44 @@ const optionalText = z.string().optional();
 /** Shorter keys could not be masked safely in output (see redact.ts), and no real key is this short. */
 const MIN_KEY_LENGTH = 8;
 
+/**
+ * An example configuration's stand-in for a key (`<your secret key>`, `...`, `YOUR_SECRET_KEY`):
+ * refused by name, because the service would only answer "authentication failed" later.
+ */
+function isPlaceholderKey(value: string): boolean {
+  return (
+    /^<.*>$/s.test(value) ||
+    /^\$\{.*\}$/s.test(value) ||
+    /^[.…*xX]+$/.test(value) ||
+    /^(your|my)[-_ ]/i.test(value) ||
+    /^(changeme|placeholder|secret)$/i.test(value)
+  );
+}
+
 // A line break or other control character would break the Authorization header (or smuggle one).
+// One message per value, the most useful first: a placeholder is named as such before its spaces.
 const optionalKey = z
   .string()
   .optional()
-  .refine((value) => value === undefined || /^[!-~]+$/.test(value), {
-    message: "must be printable ASCII without spaces or control characters",
-  })
-  .refine((value) => value === undefined || value.length >= MIN_KEY_LENGTH, {
-    message: `is too short to be a secret key (at least ${MIN_KEY_LENGTH} characters); check that the whole key was copied`,
+  .superRefine((value, ctx) => {
+    if (value === undefined) return;
+    if (isPlaceholderKey(value)) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "is still a placeholder from an example configuration; replace it with the key itself",
+      });
+    } else if (!/^[!-~]+$/.test(value)) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be printable ASCII without spaces or control characters",
+      });
+    } else if (value.length < MIN_KEY_LENGTH) {
+      ctx.addIssue({
+        code: "custom",
+        message: `is too short to be a secret key (at least ${MIN_KEY_LENGTH} characters); check that the whole key was copied`,
+      });
+    }
   });
 
 const logLevelSchema = z

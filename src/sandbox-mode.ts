@@ -1,6 +1,7 @@
 import type { ApiClient } from "./api/client.js";
 import type { CatalogProduct } from "./catalog.js";
 import type { Config } from "./config.js";
+import { dataFolderInUse } from "./files/data-folder.js";
 import { log } from "./log.js";
 import type { RunningSandbox } from "./sandbox/types.js";
 
@@ -47,6 +48,8 @@ export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSand
       applicationId: sandbox.application_id,
       secretKey: sandbox.secret_key,
       recommendSecretKey: sandbox.recommend_secret_key,
+      // Synthetic files go to the sandbox's part of the data folder, apart from real exports.
+      dataDir: dataFolderInUse(config),
       now,
     }),
   );

@@ -41,6 +41,7 @@ describe("defaults", () => {
       sandbox: { seed: 42, now: undefined, jobSeconds: 3 },
       logLevel: "info",
       resultMaxTokens: 8000,
+      retention: { maxAgeDays: 30, maxBytes: 4096 * 1024 * 1024 },
     });
   });
 
@@ -208,5 +209,56 @@ describe("apiClientOptionsFromConfig", () => {
       recommendSecretKey: "sbx-recommend",
       dataDir: config.dataDir,
     });
+  });
+});
+
+describe("examples in error messages", () => {
+  // Each variable with a value it refuses; the message's "Example of a good value" must then be
+  // accepted as it stands (an example the check itself refuses sends users in a circle).
+  const bad: Record<string, string> = {
+    CRM_BASE_URL: "ftp://x",
+    CRM_REALTIME_BASE_URL: "not a url",
+    CRM_SECRET_KEY: "<export/metrics secret key>",
+    CRM_RECOMMEND_SECRET_KEY: "<application secret key>",
+    CRM_TIME_ZONE: "Korea/Seoul",
+    CRM_DATA_DIR: "relative/path",
+    CRM_DOWNLOAD_HOSTS: "https://files.example.com/x",
+    CRM_POLL_INTERVAL_SECONDS: "soon",
+    CRM_EXPORT_BUDGET: "10 per 10 minutes",
+    CRM_MAX_DOWNLOAD_MB: "-1",
+    CRM_SANDBOX_SEED: "1.5",
+    CRM_SANDBOX_NOW: "yesterday",
+    CRM_SANDBOX_JOB_SECONDS: "-3",
+    CRM_LOG_LEVEL: "loud",
+    CRM_RETENTION_DAYS: "a month",
+    CRM_RETENTION_MB: "-5",
+    CRM_RESULT_MAX_TOKENS: "lots",
+  };
+  for (const [name, value] of Object.entries(bad)) {
+    it(`${name}: the suggested value is accepted`, () => {
+      const message = configError({ ...remote, [name]: value });
+      const example = new RegExp(`Example of a good value: ${name}=(\\S+)`).exec(message)?.[1];
+      expect(example, message).toBeDefined();
+      expect(() => load({ ...remote, [name]: example as string })).not.toThrow();
+    });
+  }
+
+  it("the README's key placeholders are refused as placeholders, without their text echoed", () => {
+    for (const placeholder of [
+      "<your secret key>",
+      "...",
+      "YOUR_SECRET_KEY",
+      // A VS Code input reference the client did not substitute.
+      "$" + "{input:crm-secret}",
+    ]) {
+      const message = configError({ ...remote, CRM_SECRET_KEY: placeholder });
+      expect(message).toContain("CRM_SECRET_KEY: is still a placeholder");
+      expect(message).not.toContain(placeholder);
+    }
+  });
+
+  it("reads the retention limits; 0 turns one off", () => {
+    const config = load({ ...remote, CRM_RETENTION_DAYS: "7", CRM_RETENTION_MB: "0" });
+    expect(config.retention).toEqual({ maxAgeDays: 7, maxBytes: 0 });
   });
 });

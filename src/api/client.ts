@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { type Config, ConfigError } from "../config.js";
 import { isLoopbackHost } from "../net.js";
 import { registerSecret } from "../redact.js";
+import { PACKAGE_VERSION } from "../version.js";
 import { downloadExport } from "./download.js";
 import { requestJson } from "./http.js";
 import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, withRetry } from "./retry.js";
@@ -26,20 +26,7 @@ export const DEFAULT_MAX_DOWNLOAD_BYTES = 2048 * 1024 * 1024;
  */
 export const DEFAULT_CALL_DEADLINE_MS = 45_000;
 
-export const PACKAGE_VERSION = readPackageVersion();
-
-function readPackageVersion(): string {
-  try {
-    // Both src/api and dist/api sit two levels below the package root.
-    const pkg: unknown = JSON.parse(
-      readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
-    );
-    const version = (pkg as { version?: unknown }).version;
-    return typeof version === "string" ? version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
+export { PACKAGE_VERSION };
 
 /** A client with the retry hook tests and logs use; `close` releases its connections. */
 export interface ApiClient extends CrmApi {

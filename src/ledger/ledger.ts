@@ -34,6 +34,10 @@ export interface LedgerEntry {
   downloaded_at?: string | undefined;
   /** Set when the service no longer knows the job (e.g. a restarted sandbox); never reused. */
   lost_at?: string | undefined;
+  /** Set when the retention sweep removed the downloaded file (CRM_RETENTION_DAYS/MB). */
+  file_removed_at?: string | undefined;
+  /** Why: older than the age limit, or over the size limit. */
+  file_removed_reason?: "age" | "size" | undefined;
 }
 
 interface LedgerFile {
@@ -253,7 +257,32 @@ export class JobLedger {
       entry.file_path = path;
       entry.file_bytes = bytes;
       entry.downloaded_at = at;
+      // Downloaded again after the retention sweep removed it: the file is back.
+      delete entry.file_removed_at;
+      delete entry.file_removed_reason;
     });
+  }
+
+  /**
+   * Records that the retention sweep removed these files: the entries keep their history (and
+   * the path, for the record), marked so nobody looks for the file again.
+   */
+  async markFilesRemoved(
+    removed: ReadonlyArray<{ path: string; reason: "age" | "size" }>,
+  ): Promise<number> {
+    const byPath = new Map(removed.map((r) => [r.path, r.reason]));
+    const at = new Date(this.now()).toISOString();
+    let marked = 0;
+    await this.mutate((file) => {
+      for (const entry of file.jobs) {
+        const reason = entry.file_path === undefined ? undefined : byPath.get(entry.file_path);
+        if (reason === undefined || entry.file_removed_at !== undefined) continue;
+        entry.file_removed_at = at;
+        entry.file_removed_reason = reason;
+        marked += 1;
+      }
+    });
+    return marked;
   }
 
   /** Downloaded files that still exist, newest first (listed as MCP resources). */

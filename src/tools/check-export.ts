@@ -54,6 +54,10 @@ const listedJob = z.object({
   status: z.string(),
   requested_at: z.string(),
   file_path: z.string().optional(),
+  file_removed_at: z
+    .string()
+    .optional()
+    .describe("When the retention limits removed the downloaded file (export again to get it)."),
 });
 
 const outputSchema = z.object({
@@ -66,6 +70,10 @@ const outputSchema = z.object({
     .optional()
     .describe("Recent jobs from the local ledger, newest first (listing mode)."),
   total_jobs: z.number().optional(),
+  data_dir: z
+    .string()
+    .optional()
+    .describe("Listing mode: the data folder holding the ledger and the downloaded files."),
 });
 
 export default defineTool({
@@ -102,7 +110,8 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
         // Lost: the service no longer knows the job (e.g. a restarted sandbox).
         status: e.lost_at === undefined ? e.status : "lost",
         requested_at: e.requested_at,
-        file_path: e.file_path,
+        file_path: e.file_removed_at === undefined ? e.file_path : undefined,
+        file_removed_at: e.file_removed_at,
       }));
       const warnings = runtime.ledger.takeWarnings().join("\n");
       const rows = jobs.map((j) => [
@@ -113,11 +122,16 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
         j.status,
         j.requested_at.slice(0, 16).replace("T", " "),
         // The name tells the files apart; full paths are in structuredContent.jobs.
-        j.file_path === undefined ? "" : basename(j.file_path),
+        j.file_path !== undefined
+          ? basename(j.file_path)
+          : j.file_removed_at !== undefined
+            ? "(removed: retention)"
+            : "",
       ]);
+      const folder = describeDataFolder(runtime.dataFolder, runtime.config.retention);
       const text =
         jobs.length === 0
-          ? "No export jobs in the local ledger yet. Create one with start_export."
+          ? `No export jobs in the local ledger yet. Create one with start_export.\n${folder}`
           : [
               `${total} export job(s) in the local ledger; newest ${jobs.length}:`,
               table(["job_id", "type", "id", "range", "status", "requested (UTC)", "file"], rows),
@@ -126,6 +140,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
                 : "",
               moreNotShown(total, jobs.length, `raise limit, max ${LIST_MAX}`),
               describeBudget(budget),
+              folder,
             ]
               .filter((l) => l !== "")
               .join("\n");
@@ -135,6 +150,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           next_step: listNextStep(jobs),
           jobs,
           total_jobs: total,
+          data_dir: runtime.dataFolder,
           budget: budgetForOutput(budget),
         },
         text: warnings === "" ? text : `${warnings}\n${text}`,
@@ -166,6 +182,22 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     };
   },
 });
+
+/** Where the files are and how long they stay, so a user can find (and expect to lose) them. */
+function describeDataFolder(
+  folder: string,
+  retention: { maxAgeDays: number; maxBytes: number },
+): string {
+  const limits = [
+    retention.maxAgeDays > 0 ? `${retention.maxAgeDays} days` : undefined,
+    retention.maxBytes > 0 ? `${formatBytes(retention.maxBytes)} in all` : undefined,
+  ].filter((l) => l !== undefined);
+  const kept =
+    limits.length === 0
+      ? "kept until removed by hand"
+      : `kept for ${limits.join(", at most ")} (CRM_RETENTION_DAYS, CRM_RETENTION_MB)`;
+  return `Data folder: ${folder}; downloaded files ${kept}.`;
+}
 
 /** The most useful follow-up for a listing: finish a running job, else analyse the newest file. */
 function listNextStep(

@@ -311,6 +311,8 @@ async function backgroundDownload(
   // The client refuses an expired URL (DownloadRefusedError "expired") by its own clock.
   const file = await api.downloadExport(source, { signal, onProgress });
   await runtime.ledger.recordDownload(job._id, file.path, file.bytes);
+  // A new file may take the folder over CRM_RETENTION_MB (this one is spared as just downloaded).
+  void runtime.sweepFiles();
   return file;
 }
 

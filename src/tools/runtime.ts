@@ -1,7 +1,9 @@
 import type { CrmApi } from "../api/types.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
+import { dataFolderInUse } from "../files/data-folder.js";
 import { JobLedger, ledgerScope } from "../ledger/ledger.js";
+import { log } from "../log.js";
 import { pinnedClock } from "../sandbox/clock.js";
 import type { EmbeddedSandbox } from "../sandbox-mode.js";
 import { downloadsOf } from "./download-manager.js";
@@ -61,14 +63,61 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     return pinnedNow();
   };
   const scope = configLedgerScope(config, sandboxMode);
+  const dataFolder = sandboxMode ? dataFolderInUse(config) : config.dataDir;
+  const ledger = new JobLedger(dataFolder, config.exportBudget, now, scope);
+  let sweeping: Promise<void> | undefined;
+  let sweptAtStart = false;
+  let sweepAgain = false;
+  const sweepFiles = (): Promise<void> => {
+    if (sweeping !== undefined) {
+      sweepAgain = true;
+      return sweeping;
+    }
+    sweeping = (async () => {
+      const { runRetention } = await import("../files/retention-run.js");
+      do {
+        sweepAgain = false;
+        const result = await runRetention({
+          dataFolder,
+          policy: config.retention,
+          // File ages are local facts: the local clock, whatever the service's clock says.
+          now: Date.now(),
+          ledgerNow: now,
+          budget: config.exportBudget,
+        });
+        if (result.removed.length > 0) {
+          log.info("retention removed export files", {
+            files: result.removed.length,
+            bytes: result.removed.reduce((sum, f) => sum + f.bytes, 0),
+          });
+        }
+      } while (sweepAgain);
+    })()
+      .catch((error: unknown) => {
+        log.warn("retention sweep failed", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => {
+        sweeping = undefined;
+      });
+    return sweeping;
+  };
 
   const runtime: ToolRuntime = {
     config,
     sandbox: sandboxMode,
     // The ledger compares with the service's timestamps (URL expiry, job creation): same clock.
-    ledger: new JobLedger(config.dataDir, config.exportBudget, now, scope),
+    ledger,
+    dataFolder,
+    sweepFiles,
     lastPolledAt: new Map(),
     async api() {
+      // The first call of the process applies the retention limits to what earlier runs left.
+      if (!sweptAtStart) {
+        sweptAtStart = true;
+        void sweepFiles();
+      }
       return (await connect()).api;
     },
     catalog() {
@@ -85,6 +134,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     },
     now,
     async close() {
+      await sweeping;
       // Before the client closes: each aborted download removes its partial file first.
       await downloadsOf(runtime).close();
       const started = apiPromise;

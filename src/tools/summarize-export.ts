@@ -9,6 +9,7 @@ import {
 } from "../analysis/index.js";
 import { ApiError } from "../api/errors.js";
 import { isRegularFile } from "../file-exists.js";
+import { withFileInUse } from "../files/in-use.js";
 import { callHint } from "../format.js";
 import {
   DownloadPendingError,
@@ -116,14 +117,17 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         path = download.info.path;
       }
     }
-    const result = await summarizeFile(path as string, {
-      ...(args.conversion_event_type !== undefined
-        ? { conversionEventType: args.conversion_event_type }
-        : {}),
-      timeZone: runtime.config.timeZone,
-      signal: call.signal,
-      maxBytes: runtime.config.maxDownloadBytes,
-    });
+    // Marked in use: the retention sweep must not remove the file while it is being read.
+    const result = await withFileInUse(path as string, () =>
+      summarizeFile(path as string, {
+        ...(args.conversion_event_type !== undefined
+          ? { conversionEventType: args.conversion_event_type }
+          : {}),
+        timeZone: runtime.config.timeZone,
+        signal: call.signal,
+        maxBytes: runtime.config.maxDownloadBytes,
+      }),
+    );
     return {
       structured: { ...result, file_path: result.file.path },
       text: renderSummaryMarkdown(result, { detail: args.detail === true }),

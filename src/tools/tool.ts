@@ -11,6 +11,13 @@ export interface ToolRuntime {
   /** True when answers come from the embedded sandbox (synthetic data). */
   readonly sandbox: boolean;
   readonly ledger: JobLedger;
+  /** The data folder in use: CRM_DATA_DIR, or its `sandbox/` part in sandbox mode. */
+  readonly dataFolder: string;
+  /**
+   * Applies the retention limits to the downloaded files (see files/retention.ts) in the
+   * background; never rejects. Runs once at a time; a request during a run is served by a rerun.
+   */
+  sweepFiles(): Promise<void>;
   /** The API client; in sandbox mode the first call starts the sandbox. */
   api(): Promise<CrmApi>;
   /** Product names and prices for recommended IDs, when a catalog is available. */

@@ -1,0 +1,16 @@
+import { join } from "node:path";
+import type { Config } from "../config.js";
+
+/**
+ * The folder this configuration's ledger and downloaded files live in. Sandbox mode keeps its
+ * synthetic jobs and files under `sandbox/` of CRM_DATA_DIR, so they never sit beside (or get
+ * reused, listed or swept as) real exports; the embedded sandbox's own state belongs there too.
+ */
+export function dataFolderInUse(config: Pick<Config, "mode" | "dataDir">): string {
+  return config.mode === "sandbox" ? join(config.dataDir, "sandbox") : config.dataDir;
+}
+
+/** Where downloaded export files are written, inside a data folder. */
+export function exportsFolder(dataFolder: string): string {
+  return join(dataFolder, "exports");
+}
