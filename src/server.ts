@@ -13,6 +13,7 @@ import { callHint, formatBytes, truncate } from "./format.js";
 import { log } from "./log.js";
 import { registerPrompts } from "./prompts/index.js";
 import { redact } from "./redact.js";
+import { advertisedOutputSchema } from "./tools/advertised-output.js";
 import { withCallLog } from "./tools/call-log.js";
 import { errorText } from "./tools/error-result.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
@@ -120,7 +121,7 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
       description: tool.description,
       // The tool's JSON Schema is listed; the arguments are checked in the callback below.
       inputSchema: advertisedSchema(tool.inputSchema),
-      outputSchema: tool.outputSchema.extend(BUDGET_FIELDS),
+      outputSchema: advertisedOutputSchema(tool.outputSchema.extend(BUDGET_FIELDS)),
       // The title is the tool's, once: clients read it from either place.
       annotations: { title: tool.title, ...tool.annotations },
     },

@@ -7,15 +7,15 @@ import type { ToolRuntime } from "./tool.js";
 
 /** Added to every tool's output schema: what a result left out to stay within its budget. */
 export const BUDGET_FIELDS = {
-  truncated: z.boolean().optional().describe("true when lists were cut to fit the budget"),
+  truncated: z.boolean().optional().describe("true: lists were cut to fit the token budget"),
   more: z
     .object({
       omitted: z.array(z.object({ field: z.string(), shown: z.number(), total: z.number() })),
-      full_result: z.string().optional().describe("resource URI of the whole result"),
+      full_result: z.string().optional(),
       full_result_file: z.string().optional(),
     })
     .optional()
-    .describe("set with truncated: which lists were cut and where the whole result is"),
+    .describe("with truncated: omitted [{field, shown, total}], full_result (resource URI)"),
 };
 
 /** `more` with the longest URI and file path a saved result can have. */

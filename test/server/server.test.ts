@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +24,35 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
+
+/**
+ * One snapshot file per tool, keys sorted, so a change to what the model sees shows in review
+ * where it is. A tool without a snapshot fails; UPDATE_TOOL_SNAPSHOTS=1 (with vitest -u) writes it.
+ */
+async function expectToolSnapshots(tools: Array<{ name: string }>): Promise<void> {
+  const dir = join(import.meta.dirname, "__snapshots__", "tools");
+  const update = process.env.UPDATE_TOOL_SNAPSHOTS === "1";
+  for (const tool of tools) {
+    const file = join(dir, `${tool.name}.json`);
+    if (!update) expect(existsSync(file), `missing snapshot ${file}`).toBe(true);
+    await expect(`${JSON.stringify(sortKeys(tool), null, 2)}\n`).toMatchFileSnapshot(file);
+  }
+  const names = new Set(tools.map((t) => `${t.name}.json`));
+  expect(
+    readdirSync(dir).filter((f) => !names.has(f)),
+    "snapshots of tools that are gone",
+  ).toEqual([]);
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+  );
+}
 
 describe("what the model sees", () => {
   it("every tool has a title, a description with an example, annotations and an output schema", async () => {
@@ -64,9 +93,7 @@ describe("what the model sees", () => {
         }
       }
       expect(client.getInstructions()).toContain("10 export-job creations per 10 minutes");
-      await expect(JSON.stringify(tools, null, 2)).toMatchFileSnapshot(
-        "__snapshots__/tools-list.json",
-      );
+      await expectToolSnapshots(tools);
     } finally {
       await client.close();
       await built.close();
