@@ -5,6 +5,7 @@ import { formatNumber, moreNotShown, table, truncate } from "../format.js";
 import { log } from "../log.js";
 import { ToolInputError } from "./errors.js";
 import { checkInteger, resultBase } from "./params.js";
+import { recommendBasis } from "./recommend-basis.js";
 import { defineTool } from "./tool.js";
 
 const TEXT_ROWS = 20;
@@ -64,6 +65,13 @@ const outputSchema = z.object({
     .string()
     .optional()
     .describe("Set when the product catalog could not be loaded; the IDs are still valid."),
+  fallback: z
+    .boolean()
+    .describe("true: the service says it fell back (e.g. to popular items); see basis"),
+  basis: z
+    .string()
+    .optional()
+    .describe("what the recommendation was based on, when the metadata tells"),
 });
 
 export default defineTool({
@@ -133,7 +141,16 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
       ]
         .filter((s) => s !== undefined)
         .join(" and ") || "a cold user";
-    const summary = `${response.item_ids.length} product(s) recommended by slot ${slotKey} for ${target}.`;
+    const basis = recommendBasis(response.metadata, items);
+    const basedOn = [
+      basis.fallback
+        ? `the service fell back to other items (metadata: ${basis.evidence ?? "fallback"}), not the slot's own algorithm`
+        : undefined,
+      basis.chosen_references === undefined
+        ? undefined
+        : `reference product chosen by the service from the user's behaviour: ${basis.chosen_references.join(", ")}`,
+    ].filter((s) => s !== undefined);
+    const summary = `${response.item_ids.length} product(s) ${basis.fallback ? "returned" : "recommended"} by slot ${slotKey} for ${target}${basedOn.length > 0 ? `; ${basedOn.join("; ")}` : ""}.`;
     const lines = [summary];
     if (response.item_ids.length > 0) {
       const shown = response.item_ids.slice(0, TEXT_ROWS);
@@ -176,6 +193,8 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
         metadata: response.metadata,
         ...(products === undefined ? {} : { products }),
         ...(warning === undefined ? {} : { warning }),
+        fallback: basis.fallback,
+        ...(basedOn.length > 0 ? { basis: basedOn.join("; ") } : {}),
       },
       text: lines.join("\n"),
     };

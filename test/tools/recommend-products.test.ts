@@ -31,6 +31,35 @@ describe("recommend_products", () => {
     expect(r.text).toContain(`user ${user}`);
   });
 
+  it("says when the service fell back to popular items, and which reference it chose", async () => {
+    const fell = await h.call("recommend_products", {
+      slot_key: "pdp_similar",
+      item_ids: ["no_such_product"],
+    });
+    expect(fell.isError, fell.text).toBeFalsy();
+    expect(fell.structured.fallback).toBe(true);
+    expect(fell.structured.summary).toContain("fell back to other items");
+    expect(fell.structured.summary).toContain("algorithm = popular_fallback");
+    expect(fell.structured.summary).not.toContain("recommended by slot");
+
+    const own = await h.call("recommend_products", { slot_key: "best_sellers" });
+    expect(own.structured.fallback).toBe(false);
+    expect(own.structured.summary).toContain("recommended by slot best_sellers");
+
+    // A behaviour slot without item_ids: the service picks the user's latest product.
+    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const chosen = await h.call("recommend_products", {
+      slot_key: "pdp_co_viewed",
+      platform_user_id: user,
+    });
+    const references = (chosen.structured.metadata as { reference_item_ids: string[] })
+      .reference_item_ids;
+    expect(references.length).toBe(1);
+    expect(chosen.structured.basis).toBe(
+      `reference product chosen by the service from the user's behaviour: ${references[0]}`,
+    );
+  });
+
   it("passes reference products and enriches IDs from a CSV catalog", async () => {
     const first = h.sandbox.world.products[0];
     const csv = join(h.dataDir, "catalog.csv");
