@@ -12,9 +12,9 @@ import { createUrlSigner } from "./download-urls.js";
 import { createExportJobs } from "./export-jobs.js";
 import { createFaultInjector } from "./faults.js";
 import { createRequestHandler, type SandboxApp } from "./server.js";
-import type { RunningSandbox, SandboxInfo, SandboxOptions } from "./types.js";
+import type { OtherSlot, RunningSandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { createEmptyWorld } from "./world/empty.js";
-import type { World, WorldOptions } from "./world/types.js";
+import type { SandboxSlot, World, WorldOptions } from "./world/types.js";
 
 export type * from "./types.js";
 
@@ -97,7 +97,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     recommend_secret_key: recommendKey,
     campaign_ids: world.campaigns.map((campaign) => campaign._id),
     scenario_ids: world.scenarios.map((scenario) => scenario._id),
-    slot_keys: world.slots.map((slot) => slot.key),
+    ...describeSlots(world.slots),
   };
   log.info("sandbox listening", { base_url: base.url, seed, jobSeconds });
 
@@ -119,6 +119,36 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     recommend_secret_key: otherKeys.recommendKey,
   };
   return { ...info, info, world, faults, otherApplication, close };
+}
+
+/** `slot_keys` holds only the slots that answer at once; the others say what they answer. */
+export function describeSlots(
+  slots: readonly SandboxSlot[],
+): Pick<SandboxInfo, "slot_keys" | "other_slots"> {
+  const slotKeys: string[] = [];
+  const others: OtherSlot[] = [];
+  for (const slot of slots) {
+    if (slot.state !== "active") {
+      others.push({
+        slot_key: slot.key,
+        state: slot.state,
+        status: 404,
+        note: `not active (${slot.state}): recommend answers 404`,
+      });
+    } else if (slot.warmupMs > 0) {
+      const seconds = Math.ceil(slot.warmupMs / 1000);
+      others.push({
+        slot_key: slot.key,
+        state: slot.state,
+        status: 412,
+        answers_after_seconds: seconds,
+        note: `candidate cache warming: recommend answers 412 for the first ${seconds}s after start`,
+      });
+    } else {
+      slotKeys.push(slot.key);
+    }
+  }
+  return { slot_keys: slotKeys, other_slots: others };
 }
 
 function urlHost(address: AddressInfo): string {

@@ -36,7 +36,20 @@ export interface SandboxInfo {
   recommend_secret_key: string;
   campaign_ids: string[];
   scenario_ids: string[];
+  /** The slots that answer recommend (200) from the start (contract). */
   slot_keys: string[];
+  /** Slots that exist but do not answer, or not yet: what a recommend call on them gets. */
+  other_slots: OtherSlot[];
+}
+
+export interface OtherSlot {
+  slot_key: string;
+  state: "active" | "inactive" | "temporary";
+  /** The HTTP status a recommend call gets (spec 4.1: 404 not active, 412 cache warming). */
+  status: 404 | 412;
+  /** For 412: seconds after the sandbox starts from which the slot answers. */
+  answers_after_seconds?: number;
+  note: string;
 }
 
 export type SandboxOperation =

@@ -43,6 +43,7 @@ describe("crm-insights-mcp sandbox", () => {
         "scenario_ids",
         "secret_key",
         "slot_keys",
+        "other_slots",
       ].sort(),
     );
     expect(String(info.base_url)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
