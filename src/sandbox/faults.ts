@@ -33,6 +33,9 @@ export function createFaultInjector(): ServerFaults {
       if (rule.action.type === "truncate" && rule.operation !== "download") {
         throw new Error(`A truncate fault applies to downloads only, not to ${rule.operation}`);
       }
+      if (rule.action.type === "garble" && rule.operation === "download") {
+        throw new Error("A garble fault applies to JSON answers, not to downloads");
+      }
       if (rule.action.type === "throttle") {
         if (rule.operation !== "download") {
           throw new Error(`A throttle fault applies to downloads only, not to ${rule.operation}`);

@@ -163,6 +163,11 @@ export function createRequestHandler(ctx: ServerContext) {
       req.socket.destroy();
       return;
     }
+    if (action?.type === "garble") {
+      res.writeHead(reply.status, { "Content-Type": "application/json; charset=utf-8" });
+      res.end(action.body);
+      return;
+    }
     sendJson(res, reply);
   }
 

@@ -71,6 +71,11 @@ export type FaultAction =
   | { type: "delay"; ms: number }
   /** Read the request, then destroy the socket without answering. */
   | { type: "drop" }
+  /**
+   * Process the request normally (a create makes its job), then answer with the reply's status
+   * and this body instead of the JSON (a cut-off or malformed answer to a request that worked).
+   */
+  | { type: "garble"; body: string }
   /** Downloads only: send the headers and this many bytes of the file, then destroy the socket. */
   | { type: "truncate"; bytes: number }
   /** Downloads only: send the file at about this many bytes per second (a slow link). */

@@ -87,7 +87,11 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
       return `no round in this range has finished performance aggregation yet${http}. Retry after aggregation finishes (usually within a day of a round's send), or export older rounds${olderRange(context)}.`;
     case "bad_request": {
       const said = serviceDetail(error.detail);
-      return `the service rejected the request as missing or malformed${http}${said === undefined ? "" : `; it said: ${said}`}. Check the IDs and dates and call again.`;
+      const rejected = `the service rejected the request as missing or malformed${http}${said === undefined ? "" : `; it said: ${said}`}`;
+      if (job !== undefined && error.operation === "get_export_job") {
+        return `${rejected}. ${jobKept(job, checkCall)}`;
+      }
+      return `${rejected}. Check the IDs and dates and call again.`;
     }
     case "rate_limited": {
       const retry = error.retryAfterMs;
@@ -118,6 +122,10 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "aborted":
       return "the call was cancelled.";
     case "invalid_response":
+      if (error.operation === "create_export_job") {
+        return `${clause(error)}. The service answered the create request, so the job was most likely created, but its ID could not be read and the local ledger does not know it. Do not call start_export again yet: that creates another job (one more of the 10 per 10 minutes). Find the job in the service console's export list (or ask the service's operator with the time of this call); check_export without job_id lists the jobs the ledger knows. Report the malformed answer if it persists.`;
+      }
+      if (job !== undefined) return `${clause(error)}. ${jobKept(job, checkCall)}`;
       return `${clause(error)}. Retry shortly, and report it if it persists.`;
     case "download_refused": {
       const reason = (error as DownloadRefusedError).reason;
@@ -137,6 +145,11 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "download_failed":
       return `${clause(error)}. The file was not saved; ${checkCall} retries the download while the URL is valid (24 hours).`;
   }
+}
+
+/** For a failed read of a job that exists: its ID and how to continue, never a new job. */
+function jobKept(job: string, checkCall: string): string {
+  return `Export job ${job} exists and is kept in the local ledger (its creation is spent): continue with ${checkCall}; do not create another job.`;
 }
 
 function notFoundText(error: ApiError, context: ExportContext): string {

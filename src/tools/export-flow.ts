@@ -52,6 +52,20 @@ export function reportProgress(call: ToolCall, message: string): Promise<void> {
   return call.progress(step, message);
 }
 
+/**
+ * A read of a job that exists (it was created or read a moment ago) answered with something we
+ * cannot use: a 400, a cut-off or malformed body. The job and its spent creation stay in the
+ * result with the check_export call; only "not found" says the job is gone.
+ */
+function isFailedRead(error: unknown): error is ApiError {
+  return (
+    error instanceof ApiError &&
+    error.operation === "get_export_job" &&
+    error.kind !== "aborted" &&
+    error.kind !== "not_found"
+  );
+}
+
 /** A failure that polling again later may cure (the client has already retried it). */
 function isTemporary(error: unknown): error is ApiError {
   return error instanceof ApiError && error.transient && error.kind !== "aborted";
@@ -543,7 +557,7 @@ export async function followJob(
       earlier,
     };
   } catch (error) {
-    if (isTemporary(error) && !call.signal.aborted) {
+    if ((isTemporary(error) || isFailedRead(error)) && !call.signal.aborted) {
       return { job: current, timedOut, problem: new ExportCallError(error, withJob) };
     }
     if (error instanceof ApiError && error.kind !== "aborted") {
