@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
 
-/** The built bin's `summarize` command (dist/ is built before the tests by pretest). */
+/** The built bin's `summarize` command (dist/ is built first by this file's vitest project). */
 
 const BIN = join(import.meta.dirname, "../../dist/cli.js");
 

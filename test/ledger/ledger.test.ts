@@ -155,14 +155,15 @@ describe("JobLedger", () => {
       const { JobLedger } = await import(${JSON.stringify(builtLedger.href)});
       const ledger = new JobLedger(${JSON.stringify(dir)}, { count: 1000000, windowSeconds: 600 }, Date.now, ${JSON.stringify(SCOPE)});
       let i = 0;
-      process.stdout.write("ready\\n");
       for (;;) {
         await ledger.reserveCreate();
         await ledger.recordCreated({ type: "campaign_event_data", campaign_id: "c" }, "k" + i, {
           _id: "job-" + i++, application_id: "a", type: "campaign_event_data", status: "triggered",
           created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z" });
+        // Killed once it has written a few times, so the kill lands among writes.
+        if (i === 20) process.stdout.write("writing\\n");
       }`;
-    // The child runs the built code (npm test builds first): Node 20 cannot run TypeScript itself.
+    // The child runs the built code (built by this file's vitest project): Node 20 cannot run TypeScript itself.
     if (!existsSync(builtLedger))
       throw new Error("dist/ledger/ledger.js missing: run npm run build");
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
@@ -172,7 +173,6 @@ describe("JobLedger", () => {
       child.stdout.once("data", () => resolve());
       child.once("exit", (code) => reject(new Error(`writer exited early with ${code}`)));
     });
-    await new Promise((r) => setTimeout(r, 400));
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
     const ledger = new JobLedger(dir, { count: 10, windowSeconds: 600 }, Date.now, SCOPE);

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-// `crm-insights-mcp sandbox` as the contract fixes it; runs the built dist (npm test builds first).
+// `crm-insights-mcp sandbox` as the contract fixes it; runs the built dist (its vitest project builds it first).
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 
 function run(args: string[]): ChildProcess {

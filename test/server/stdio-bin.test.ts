@@ -17,7 +17,8 @@ const CANARY_REC = "canary-recommend-2d8e4f6a";
 let sandbox: RunningSandbox;
 let dataDir: string;
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
+  if (!existsSync(BIN))
+    throw new Error("dist/cli.js missing: run npm run build (vitest does for this file)");
   // The export/metrics key is the canary; the recommend key the server gets is wrong on purpose
   // (another canary), so an authentication error path runs too.
   // No pinned clock: the bin (remote mode) checks download-URL expiry against the real clock,

@@ -6,6 +6,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import { createServer } from "../../src/server.js";
+import { downloadsOf } from "../../src/tools/download-manager.js";
 import { type Harness, openLedger, sandboxClock, startHarness, toResult } from "./harness.js";
 
 /**
@@ -129,11 +130,16 @@ describe("a download slower than the call", () => {
     const before = downloads();
     const controller = new AbortController();
     const started = Date.now();
+    // Cancelled once the download has reported bytes: mid-download.
     const pending = h.client.callTool(
       { name: "check_export", arguments: { job_id: id, wait_seconds: 20 } },
-      { signal: controller.signal, onprogress: () => undefined },
+      {
+        signal: controller.signal,
+        onprogress: (p: { message?: string }) => {
+          if (p.message?.includes(" MB") === true) controller.abort();
+        },
+      },
     );
-    setTimeout(() => controller.abort(), 500);
     await expect(pending).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(DOWNLOAD_SECONDS * 1000);
     // Nobody waits now; the download must still complete and be recorded in the ledger.
@@ -188,10 +194,11 @@ describe("a download that fails while nobody waits", () => {
     const first = await h.call("check_export", { job_id: id, wait_seconds: 0 });
     expect(first.structured.status).toBe("downloading");
     // The cut download fails in the background after the call returned.
-    for (let i = 0; i < 50 && downloads() === before; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    const manager = downloadsOf(h.runtime);
+    for (let i = 0; i < 200 && manager.get(id)?.state === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 25));
     }
-    await new Promise((r) => setTimeout(r, 300));
+    expect(manager.get(id)).toBeUndefined();
     const again = await h.call("check_export", { job_id: id, wait_seconds: 10 });
     expect(again.isError).toBeFalsy();
     // A cut connection: the client sees the socket close before the announced size arrived.

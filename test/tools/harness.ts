@@ -37,6 +37,8 @@ export interface Harness {
   client: Client;
   config: Config;
   dataDir: string;
+  /** The runtime of the first server (its downloads and ledger), for waiting on its state. */
+  runtime: ToolRuntime;
   /** Connects a second client to a fresh server on the same data folder (a restart). */
   restart(): Promise<Client>;
   call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
@@ -85,6 +87,7 @@ export async function startHarness(
     ...options.env,
   });
   const servers: Array<{ close(): Promise<void> }> = [];
+  const runtimes: ToolRuntime[] = [];
   const clients: Client[] = [];
   const connect = async () => {
     // Short retry delays keep fault-injection tests fast; the retry logic itself is the client's.
@@ -95,6 +98,7 @@ export async function startHarness(
       }),
     );
     const built = createServer(config, { api, now });
+    runtimes.push(built.runtime);
     servers.push({
       close: async () => {
         await built.close();
@@ -109,6 +113,7 @@ export async function startHarness(
     return client;
   };
   const client = await connect();
+  const runtime = runtimes[0] as ToolRuntime;
   const call = async (name: string, args: Record<string, unknown>) =>
     toResult(await client.callTool({ name, arguments: args }));
   return {
@@ -116,6 +121,7 @@ export async function startHarness(
     client,
     config,
     dataDir,
+    runtime,
     restart: connect,
     call,
     async close() {
