@@ -76,7 +76,10 @@ export class U64Map {
     const slots = this.slots;
     const stride = this.stride;
     const mask = this.mask;
-    let i = (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
+    // Both halves mixed: keys whose halves are related (lo a multiple of hi) must still spread.
+    let x = Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1);
+    x ^= x >>> 15;
+    let i = x & mask;
     for (;;) {
       const at = i * stride;
       const h = slots[at] as number;
