@@ -1,17 +1,20 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
 
 /**
  * Test files that run the built package (dist/): the bin as a child process, or modules a child
- * process imports. Only their project builds dist/ first (test/setup/build-dist.ts); a test that
- * needs dist/ belongs here, or it would run stale code.
+ * process imports. Found by their reference to dist/, so a new one cannot be forgotten here. Only
+ * their project builds dist/ (test/setup/build-dist.ts), while the others already run.
  */
-const BUILT = [
-  "test/analysis/cli.test.ts",
-  "test/ledger/file-lock.test.ts",
-  "test/ledger/ledger.test.ts",
-  "test/sandbox/cli.test.ts",
-  "test/server/stdio-bin.test.ts",
-];
+const BUILT = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+  .filter((f) => f.endsWith(".test.ts"))
+  .map((f) => join("test", f))
+  .filter((f) => /["'`/]dist\//.test(readFileSync(join(ROOT, f), "utf8")))
+  .sort();
 
 export default defineConfig({
   test: {
@@ -26,12 +29,21 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: BUILT,
+          // Files share a worker's module cache instead of one fresh process per file: imports
+          // (the SDK, zod, undici) are paid twice instead of once per file. Tests must not leave
+          // state behind (restore env, spies and log level), as they already do.
           isolate: false,
         },
       },
       {
         extends: true,
-        test: { name: "built", include: BUILT, globalSetup: ["test/setup/build-dist.ts"] },
+        test: {
+          name: "built",
+          include: BUILT,
+          // The build starts in the background; each file waits for it before its tests.
+          globalSetup: ["test/setup/build-dist.ts"],
+          setupFiles: ["test/setup/wait-for-dist.ts"],
+        },
       },
     ],
   },
