@@ -2,8 +2,14 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
+import {
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  MIN_POLL_INTERVAL_SECONDS,
+} from "./api/limits.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 import { isLoopbackHost } from "./net.js";
+import { blankToUndefined } from "./text-input.js";
 import { DEFAULT_RESULT_TOKENS, MAX_RESULT_TOKENS } from "./tools/result-budget.js";
 
 /**
@@ -52,8 +58,7 @@ export interface ConfigContext {
   platform?: NodeJS.Platform;
 }
 
-const DEFAULT_POLL_SECONDS = 5;
-const MIN_REMOTE_POLL_SECONDS = 5;
+const DEFAULT_POLL_SECONDS = MIN_POLL_INTERVAL_SECONDS;
 const DEFAULT_MAX_DOWNLOAD_MB = 2048;
 const DEFAULT_RETENTION_DAYS = 30;
 const DEFAULT_RETENTION_MB = 4096;
@@ -140,19 +145,20 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
 
   const pollIntervalSeconds =
     read("CRM_POLL_INTERVAL_SECONDS", positiveNumber, "5") ?? DEFAULT_POLL_SECONDS;
-  if (pollIntervalSeconds < MIN_REMOTE_POLL_SECONDS && mode === "remote") {
+  if (pollIntervalSeconds < MIN_POLL_INTERVAL_SECONDS && mode === "remote") {
     const hosts = [baseUrl, realtimeBaseUrl].filter((u): u is string => u !== undefined);
     if (!hosts.every((u) => isLoopbackHost(new URL(u).hostname))) {
       problems.push(
-        `CRM_POLL_INTERVAL_SECONDS: ${pollIntervalSeconds} is below the service's 5-second minimum polling interval (only loopback API hosts may be polled faster). Example of a good value: CRM_POLL_INTERVAL_SECONDS=5`,
+        `CRM_POLL_INTERVAL_SECONDS: ${pollIntervalSeconds} is below the service's ${MIN_POLL_INTERVAL_SECONDS}-second minimum polling interval (only loopback API hosts may be polled faster). Example of a good value: CRM_POLL_INTERVAL_SECONDS=5`,
       );
     }
   }
 
-  const exportBudget = read("CRM_EXPORT_BUDGET", budgetSchema, "10/600") ?? {
-    count: 10,
-    windowSeconds: 600,
-  };
+  const exportBudget = read(
+    "CRM_EXPORT_BUDGET",
+    budgetSchema,
+    `${EXPORT_CREATE_LIMIT}/${EXPORT_CREATE_WINDOW_SECONDS}`,
+  ) ?? { count: EXPORT_CREATE_LIMIT, windowSeconds: EXPORT_CREATE_WINDOW_SECONDS };
   const productCatalogPath = read("CRM_PRODUCT_CATALOG", optionalText, "/data/products.csv");
   const seed = read("CRM_SANDBOX_SEED", integer, "42") ?? 42;
   const now = read("CRM_SANDBOX_NOW", optionalIsoDateTime, "2026-11-22T09:00:00+09:00");
@@ -220,11 +226,6 @@ function absoluteDataDir(value: string, context: ConfigContext, problems: string
     );
   }
   return expanded;
-}
-
-function blankToUndefined(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
 }
 
 function hasProblem(problems: string[], name: string): boolean {

@@ -87,11 +87,24 @@ export function money(amounts: Record<string, number>): string {
   return parts.length === 0 ? "0" : parts.join(" + ");
 }
 
+/** Sizes the way every text writes them: "512 B", "12.3 KB", "700.0 MB" (binary units). */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${mebibytes(bytes)} MB`;
 }
+
+/**
+ * A download's progress, always in MB so that successive messages compare: "12.3 of 700.0 MB",
+ * or "12.3 MB so far" when the size is not known.
+ */
+export function formatByteProgress(bytes: number, total: number | undefined): string {
+  return total === undefined
+    ? `${mebibytes(bytes)} MB so far`
+    : `${mebibytes(bytes)} of ${mebibytes(total)} MB`;
+}
+
+const mebibytes = (n: number): string => (n / 1024 / 1024).toFixed(1);
 
 /** The call the model should make next, in the form tool descriptions use. */
 export function callHint(tool: string, args: Record<string, unknown>): string {

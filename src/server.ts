@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import {
   type CallToolResult,
@@ -7,6 +6,12 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import {
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  MAX_METRICS_WINDOW_DAYS,
+  MIN_POLL_INTERVAL_SECONDS,
+} from "./api/limits.js";
 import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
 import { callHint, formatBytes, truncate } from "./format.js";
@@ -23,6 +28,7 @@ import { BUDGET_FIELDS, withinBudget } from "./tools/result-budget-wrap.js";
 import { createRuntime } from "./tools/runtime.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tools/tool.js";
 import { advertisedSchema, parseToolArgs } from "./tools/validate-input.js";
+import { PACKAGE_VERSION } from "./version.js";
 
 export interface ServerDeps {
   /** Shared state; pass one runtime to several servers of the same process (serveStdio). */
@@ -36,12 +42,9 @@ export interface ServerDeps {
 
 export const SERVER_INSTRUCTIONS = `Tools for a Korean messaging and recommendation service (campaign metrics, export files, product recommendations).
 Workflow: 1) campaign_metrics to find and rank campaigns in a period (its campaigns[]._id feeds the next step); 2) start_export to create an export (campaign raw events as CSV, or scenario daily metrics as XLSX) - it waits up to wait_seconds and downloads the file; 3) if it returns before the job finishes, call check_export with the job_id it gives (repeat until done); 4) summarize_export with the job_id to analyse the file.
-Export budget: the service allows 10 export-job creations per 10 minutes per application. Reuse jobs (check_export without job_id lists them; identical requests are answered from the local ledger) and use force only when a new job is really needed.
-Polling rule: export jobs are polled at most every 5 seconds and usually take tens of seconds to several minutes; do not call check_export in a tight loop - use its wait_seconds.
-Dates: export ranges are calendar dates in the application's time zone; campaign_metrics windows are read in KST (at most 180 days per request, split automatically).`;
-
-// Read here rather than imported from the API client, which would load undici at start-up.
-const PACKAGE_VERSION = readVersion();
+Export budget: the service allows ${EXPORT_CREATE_LIMIT} export-job creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application. Reuse jobs (check_export without job_id lists them; identical requests are answered from the local ledger) and use force only when a new job is really needed.
+Polling rule: export jobs are polled at most every ${MIN_POLL_INTERVAL_SECONDS} seconds and usually take tens of seconds to several minutes; do not call check_export in a tight loop - use its wait_seconds.
+Dates: export ranges are calendar dates in the application's time zone; campaign_metrics windows are read in KST (at most ${MAX_METRICS_WINDOW_DAYS} days per request, split automatically).`;
 
 const SANDBOX_NOTE =
   "[Sandbox data: synthetic data from the embedded sandbox, not a real service.]";
@@ -261,15 +264,4 @@ function registerExportResources(server: McpServer, runtime: ToolRuntime): void 
       };
     },
   );
-}
-
-function readVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
 }

@@ -26,8 +26,6 @@ export const DEFAULT_MAX_DOWNLOAD_BYTES = 2048 * 1024 * 1024;
  */
 export const DEFAULT_CALL_DEADLINE_MS = 45_000;
 
-export { PACKAGE_VERSION };
-
 /** A client with the retry hook tests and logs use; `close` releases its connections. */
 export interface ApiClient extends CrmApi {
   close(): Promise<void>;

@@ -1,4 +1,5 @@
 import { DateTime } from "luxon";
+import { MAX_METRICS_WINDOW_DAYS } from "./limits.js";
 
 /**
  * The date rules of spec 4.2 (export ranges, read in the application's time zone) and 4.4
@@ -8,9 +9,6 @@ import { DateTime } from "luxon";
  */
 
 export const KST = "Asia/Seoul";
-
-/** The metrics endpoint's largest window (spec 4.4 rule 2, spec 8). */
-export const MAX_METRICS_WINDOW_DAYS = 180;
 
 /** The window campaign_metrics looks at when no task_from is given. */
 export const DEFAULT_METRICS_WINDOW_DAYS = 30;

@@ -18,6 +18,7 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.js";
+import { EXPORT_SIZE_LIMIT_TEXT } from "./limits.js";
 
 /**
  * Turns what the service or the network gave us into the typed errors of spec section 7.
@@ -182,7 +183,7 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   if (known === "resourcenotfound") return notFound(operation, init);
   if (known === "limitexceeded") {
     return new LimitExceededError(
-      failed("the range is too large to export (over 2,000,000 sends or more than 120 rounds)"),
+      failed(`the range is too large to export (over ${EXPORT_SIZE_LIMIT_TEXT})`),
       init,
     );
   }

@@ -11,6 +11,25 @@ export type ExportType = (typeof EXPORT_TYPES)[number];
 export const EXPORT_STATUSES = ["triggered", "processing", "completed", "failed"] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 
+/** A job the service is still working on (a later poll may change it). */
+export function isRunning(status: string): boolean {
+  return status === "triggered" || status === "processing";
+}
+
+/** The campaign or scenario an export job or request is about, whichever its type names. */
+export function targetIdOf(x: {
+  type: string;
+  campaign_id?: string | undefined;
+  scenario_id?: string | undefined;
+}): string | undefined {
+  return x.type === "campaign_event_data" ? x.campaign_id : x.scenario_id;
+}
+
+/** A job that will not change any more: completed or failed. */
+export function isTerminal(status: string): boolean {
+  return status === "completed" || status === "failed";
+}
+
 export const SCHEDULE_TYPES = ["once", "recurring", "api_trigger"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 

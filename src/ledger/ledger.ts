@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { DOWNLOAD_URL_VALIDITY_HOURS } from "../api/limits.js";
 import {
   type CreateExportJobRequest,
   EXPORT_STATUSES,
@@ -50,8 +51,8 @@ interface LedgerFile {
 }
 
 const MAX_JOBS = 500;
-/** A download URL is valid 24 hours (spec 2.3); without an expiry, reuse stays inside that. */
-const URL_VALIDITY_MS = 24 * 3600 * 1000;
+/** How long a download URL is valid (spec 2.3); without an expiry, reuse stays inside that. */
+const URL_VALIDITY_MS = DOWNLOAD_URL_VALIDITY_HOURS * 3600 * 1000;
 
 /**
  * The ledger scope of one service and application: jobs, budget and files of another application

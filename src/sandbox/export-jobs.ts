@@ -2,6 +2,12 @@ import { randomBytes } from "node:crypto";
 import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import {
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  EXPORT_MAX_ROUNDS,
+  EXPORT_MAX_SENDS,
+} from "../api/limits.js";
 import { EXPORT_TYPES, type ExportStatus, type ExportType } from "../api/schemas.js";
 import { log } from "../log.js";
 import type { SandboxClock } from "./clock.js";
@@ -14,11 +20,6 @@ import { isoUtc } from "./world/time.js";
 import type { SandboxCampaign, World } from "./world/types.js";
 import { writeScenarioXlsx } from "./xlsx-writer.js";
 
-/** Spec 8. */
-export const MAX_EXPORT_SENDS = 2_000_000;
-export const MAX_EXPORT_ROUNDS = 120;
-export const CREATE_LIMIT = 10;
-export const CREATE_WINDOW_MS = 10 * 60 * 1000;
 /** A read that finds the job's time is up waits this long for its file before saying `processing`. */
 const FILE_WAIT_ON_READ_MS = 5_000;
 
@@ -72,7 +73,10 @@ export function createExportJobs(options: ExportJobsOptions) {
   const { world, clock, signer } = options;
   const paceMs = Math.max(0, options.jobSeconds) * 1000;
   const jobs = new Map<string, JobRecord>();
-  const limiter = createSlidingWindowLimiter(CREATE_LIMIT, CREATE_WINDOW_MS);
+  const limiter = createSlidingWindowLimiter(
+    EXPORT_CREATE_LIMIT,
+    EXPORT_CREATE_WINDOW_SECONDS * 1000,
+  );
   const stop = new AbortController();
   const inFlight = new Set<Promise<void>>();
 
@@ -120,10 +124,10 @@ export function createExportJobs(options: ExportJobsOptions) {
     }
     const { fromMs, toMs } = exportRange(dates.from, dates.to);
     const selection = selectRounds(campaign, fromMs, toMs);
-    if (selection.sends > MAX_EXPORT_SENDS || selection.rounds.length > MAX_EXPORT_ROUNDS) {
+    if (selection.sends > EXPORT_MAX_SENDS || selection.rounds.length > EXPORT_MAX_ROUNDS) {
       return errorReply(
         400,
-        `The range holds ${selection.sends} sends in ${selection.rounds.length} rounds; at most ${MAX_EXPORT_SENDS} sends and ${MAX_EXPORT_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
+        `The range holds ${selection.sends} sends in ${selection.rounds.length} rounds; at most ${EXPORT_MAX_SENDS} sends and ${EXPORT_MAX_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
         "LimitExceeded",
       );
     }
@@ -186,7 +190,7 @@ export function createExportJobs(options: ExportJobsOptions) {
     if (decision.ok) return undefined;
     return errorReply(
       429,
-      `Export job creation is limited to ${CREATE_LIMIT} per ${CREATE_WINDOW_MS / 60000} minutes; retry after ${decision.retryAfterSeconds} seconds.`,
+      `Export job creation is limited to ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes; retry after ${decision.retryAfterSeconds} seconds.`,
       undefined,
       { "Retry-After": String(decision.retryAfterSeconds) },
     );

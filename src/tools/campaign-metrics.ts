@@ -5,13 +5,13 @@ import {
   describeWindowKst,
   formatMetricsParam,
   KST,
-  MAX_METRICS_WINDOW_DAYS,
   type MetricsWindow,
   resolveMetricsWindow,
   splitMetricsWindow,
   windowToExportDates,
   windowToUtc,
 } from "../api/dates.js";
+import { EXPORT_MAX_ROUNDS, EXPORT_MAX_SENDS, MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
 import {
   callHint,
@@ -24,6 +24,7 @@ import {
   table,
   truncate,
 } from "../format.js";
+import { blankToUndefined } from "../text-input.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
@@ -33,9 +34,6 @@ const MAX_TOP_N = 500;
 const MAX_TASKS_LISTED = 200;
 /** Task rows printed in the text; the rest of the returned ones are in structuredContent. */
 const TASKS_IN_TEXT = 30;
-/** Spec 4.2: one campaign export holds at most this many sends and rounds. */
-const EXPORT_MAX_SENDS = 2_000_000;
-const EXPORT_MAX_ROUNDS = 120;
 const SORT_KEYS = [
   "sent",
   "open_rate",
@@ -59,7 +57,7 @@ const inputSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      "Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over 180 days are split into several requests and merged.",
+      `Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over ${MAX_METRICS_WINDOW_DAYS} days are split into several requests and merged.`,
     ),
   campaign_schedule_type: z
     .enum(SCHEDULE_TYPES)
@@ -162,7 +160,9 @@ const outputSchema = z.object({
     task_from: z.string().describe("task_from sent (KST, ISO 8601)."),
     task_to: z.string().describe("task_to sent (KST, ISO 8601, exclusive)."),
     utc: z.object({ from: z.string(), to: z.string() }),
-    requests: z.number().describe("API requests made (windows over 180 days are split)."),
+    requests: z
+      .number()
+      .describe(`API requests made (windows over ${MAX_METRICS_WINDOW_DAYS} days are split).`),
   }),
   filters: z.record(z.string(), z.unknown()),
   matched_campaigns: z.number().describe("Campaigns matching all filters."),
@@ -190,7 +190,7 @@ export default defineTool({
   description: `Aggregated send, open, click, purchase, revenue and cost figures per campaign over a time window (campaigns with a round scheduled in it).
 Use first to find and rank campaigns (their _id feeds start_export), and for reporting over any period.
 Returns the top campaigns (sums over their rounds; revenue and cost per currency; open/click/conversion rates recomputed from the sums and labelled computed_*) and totals over all matches; per-round detail with include_tasks.
-Limits: the service takes at most 180 days per request; longer windows are split and merged here. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
+Limits: the service takes at most ${MAX_METRICS_WINDOW_DAYS} days per request; longer windows are split and merged here. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,
@@ -325,9 +325,8 @@ function defaultWindow(
   to: string | undefined,
   now: number,
 ): MetricsWindow {
-  const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v);
   const today = DateTime.fromMillis(now, { zone: KST }).toISODate() as string;
-  return resolveMetricsWindow(blank(from), blank(to) ?? today, DEFAULT_DAYS);
+  return resolveMetricsWindow(blankToUndefined(from), blankToUndefined(to) ?? today, DEFAULT_DAYS);
 }
 
 /** Nothing matched: drop the filters if there are any, else look further back. */

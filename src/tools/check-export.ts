@@ -1,6 +1,8 @@
 import { basename } from "node:path";
 import { z } from "zod";
-import { callHint, formatBytes, moreNotShown, table } from "../format.js";
+import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
+import { isRunning, targetIdOf } from "../api/schemas.js";
+import { callHint, formatByteProgress, formatBytes, moreNotShown, table } from "../format.js";
 import {
   budgetForOutput,
   checkWaitSeconds,
@@ -9,7 +11,6 @@ import {
 } from "./export-common.js";
 import {
   currentJob,
-  describeBytes,
   describeJob,
   entryDates,
   followJob,
@@ -82,7 +83,7 @@ export default defineTool({
   description: `Check (and wait for) an export job created by start_export; when it is completed, download its file. Without job_id, list recent export jobs from the local ledger.
 Use when start_export returned before the job finished (it gives the exact check_export call), or to find earlier exports and their files.
 Returns the job and, once completed, the local file_path and a resource link. status "downloading": the job is completed and its file is still downloading in the background (bytes so far in download_progress); call check_export again as next_step says, it continues the same download. A failed download is retried by the next call; a failed job or an expired download URL is an error telling you to create a new job with start_export and "force": true.
-Limits: jobs are polled at most every 5 seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
+Limits: jobs are polled at most every ${MIN_POLL_INTERVAL_SECONDS} seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,
   outputSchema,
@@ -101,8 +102,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
       const jobs = entries.map((e) => ({
         job_id: e.job_id,
         type: e.request.type,
-        target_id:
-          e.request.type === "campaign_event_data" ? e.request.campaign_id : e.request.scenario_id,
+        target_id: targetIdOf(e.request),
         from: e.request.from,
         to: e.request.to,
         from_date: entryDates(e).fromDate,
@@ -173,7 +173,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     const summary = outcome.download
       ? `Export ${job._id} completed; ${formatBytes(outcome.download.bytes)} saved.`
       : outcome.downloading !== undefined
-        ? `Export ${job._id} is completed; its file is downloading in the background (${describeBytes(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export again.`
+        ? `Export ${job._id} is completed; its file is downloading in the background (${formatByteProgress(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export again.`
         : `Export ${job._id} is ${outcome.job.status}; call check_export again.`;
     return {
       structured: { summary, ...result, budget },
@@ -203,7 +203,7 @@ function describeDataFolder(
 function listNextStep(
   jobs: Array<{ job_id: string; status: string; file_path?: string | undefined }>,
 ): string {
-  const running = jobs.find((j) => j.status === "triggered" || j.status === "processing");
+  const running = jobs.find((j) => isRunning(j.status));
   if (running !== undefined)
     return callHint("check_export", { job_id: running.job_id, wait_seconds: 30 });
   const withFile = jobs.find((j) => j.file_path !== undefined);

@@ -3,6 +3,12 @@ import { AnalysisError } from "../analysis/errors.js";
 import { DateInputError } from "../api/dates.js";
 import { operationLabel } from "../api/error-mapping.js";
 import { ApiError, type DownloadRefusedError, NetworkError } from "../api/errors.js";
+import {
+  DOWNLOAD_URL_VALIDITY_HOURS,
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  EXPORT_SIZE_LIMIT_TEXT,
+} from "../api/limits.js";
 import { CatalogError } from "../catalog.js";
 import { ConfigError } from "../config.js";
 import { callHint } from "../format.js";
@@ -82,7 +88,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "engine_error":
       return `the recommendation engine had a temporary error${http} that persisted after retries; retry shortly.`;
     case "limit_exceeded":
-      return `the campaign range is too large to export: over 2,000,000 sends or more than 120 rounds${http}. Next: call start_export for shorter from/to ranges and split the period into several jobs${splitSuggestion(context)}; campaign_metrics with include_tasks shows the rounds and sends per period.`;
+      return `the campaign range is too large to export: over ${EXPORT_SIZE_LIMIT_TEXT}${http}. Next: call start_export for shorter from/to ranges and split the period into several jobs${splitSuggestion(context)}; campaign_metrics with include_tasks shows the rounds and sends per period.`;
     case "resource_not_ready":
       return `no round in this range has finished performance aggregation yet${http}. Retry after aggregation finishes (usually within a day of a round's send), or export older rounds${olderRange(context)}.`;
     case "bad_request": {
@@ -109,7 +115,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "timeout": {
       const sent = error instanceof NetworkError ? error.requestSent : true;
       if (error.operation === "create_export_job" && sent) {
-        return `${clause(error)} after the create request was sent, so the service may have created the job, but no job ID came back and the local ledger does not know it: calling start_export again creates another job (one more of the 10 per 10 minutes). Check the network and CRM_BASE_URL first.`;
+        return `${clause(error)} after the create request was sent, so the service may have created the job, but no job ID came back and the local ledger does not know it: calling start_export again creates another job (one more of the ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). Check the network and CRM_BASE_URL first.`;
       }
       if (job !== undefined) {
         return `${clause(error)}. Export job ${job} itself is fine: ${checkCall} continues (retry shortly).`;
@@ -130,7 +136,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
     case "download_refused": {
       const reason = (error as DownloadRefusedError).reason;
       if (reason === "expired") {
-        return `the download URL of export job ${job ?? "(this job)"} has expired (URLs are valid 24 hours; re-reading the job does not renew them). Create a new job with start_export and "force": true.`;
+        return `the download URL of export job ${job ?? "(this job)"} has expired (URLs are valid ${DOWNLOAD_URL_VALIDITY_HOURS} hours; re-reading the job does not renew them). Create a new job with start_export and "force": true.`;
       }
       // The client's message names the host or size and the setting to change.
       const then =
@@ -143,7 +149,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
       return `${clause(error)}. Create a new job with start_export and "force": true, and report it if it persists.`;
     }
     case "download_failed":
-      return `${clause(error)}. The file was not saved; ${checkCall} retries the download while the URL is valid (24 hours).`;
+      return `${clause(error)}. The file was not saved; ${checkCall} retries the download while the URL is valid (${DOWNLOAD_URL_VALIDITY_HOURS} hours).`;
   }
 }
 

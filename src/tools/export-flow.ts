@@ -1,9 +1,9 @@
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
-import type { ExportJob } from "../api/schemas.js";
+import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
 import { isRegularFile } from "../file-exists.js";
-import { callHint, formatBytes } from "../format.js";
+import { callHint, formatByteProgress, formatBytes } from "../format.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
 import { downloadsOf } from "./download-manager.js";
@@ -28,10 +28,6 @@ export const EXPORT_RESOURCE_SCHEME = "crm-export";
 
 export function exportResourceUri(jobId: string): string {
   return `${EXPORT_RESOURCE_SCHEME}://${encodeURIComponent(jobId)}`;
-}
-
-export function isTerminal(status: string): boolean {
-  return status === "completed" || status === "failed";
 }
 
 export interface WaitOutcome {
@@ -135,10 +131,7 @@ export function jobContext(jobId: string, entry: LedgerEntry | undefined): Expor
   return {
     jobId,
     type: entry?.request.type,
-    targetId:
-      entry?.request.type === "campaign_event_data"
-        ? entry.request.campaign_id
-        : entry?.request.scenario_id,
+    targetId: entry === undefined ? undefined : targetIdOf(entry.request),
   };
 }
 
@@ -341,15 +334,9 @@ function reportBytes(
   progressSteps.set(call, step);
   return call.progress(
     step,
-    `Downloading the file of export job ${jobId}: ${describeBytes(bytes, total)}`,
+    `Downloading the file of export job ${jobId}: ${formatByteProgress(bytes, total)}`,
     total,
   );
-}
-
-/** "12.3 of 700.0 MB", or "12.3 MB so far" when the size is not known. */
-export function describeBytes(bytes: number, total: number | undefined): string {
-  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  return total === undefined ? `${mb(bytes)} MB so far` : `${mb(bytes)} of ${mb(total)} MB`;
 }
 
 function describeDownload(job: ExportJob, path: string, bytes: number): DownloadInfo {
@@ -378,7 +365,7 @@ export function mimeTypeFor(ext: string): string {
 /** Throws the error spec 3.1 calls for when a job failed. */
 export function assertNotFailed(job: ExportJob): void {
   if (job.status !== "failed") return;
-  const id = job.type === "campaign_event_data" ? job.campaign_id : job.scenario_id;
+  const id = targetIdOf(job);
   throw new ExportJobFailedError(
     job._id,
     `Export job ${job._id} (${job.type}${id === undefined ? "" : ` for ${id}`}) failed on the service. A failed job cannot be retried; create a new one with start_export and "force": true.`,
@@ -476,7 +463,7 @@ export function describeJob(result: JobResult): string {
   } else if (result.download_progress !== undefined) {
     const p = result.download_progress;
     lines.push(
-      `The file is **downloading** in the background: ${describeBytes(p.bytes, p.total_bytes)}; it continues after this call. Next: ${result.next_step}`,
+      `The file is **downloading** in the background: ${formatByteProgress(p.bytes, p.total_bytes)}; it continues after this call. Next: ${result.next_step}`,
     );
   } else {
     lines.push(

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EXPORT_CREATE_LIMIT, EXPORT_CREATE_WINDOW_SECONDS } from "../api/limits.js";
 import { EXPORT_TYPES } from "../api/schemas.js";
 import { ToolInputError } from "./errors.js";
 
@@ -93,7 +94,9 @@ export const budgetOutput = z
     window_seconds: z.number(),
     next_slot_at: z.string().optional(),
   })
-  .describe("Local export-creation budget (mirrors the service's 10 per 10 minutes).");
+  .describe(
+    `Local export-creation budget (mirrors the service's ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes).`,
+  );
 
 /** The job in start_export and check_export results. */
 export const exportJobField = exportJobOutput.describe(

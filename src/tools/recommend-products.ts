@@ -1,8 +1,14 @@
 import { z } from "zod";
+import {
+  RECOMMEND_LIMIT_DEFAULT,
+  RECOMMEND_LIMIT_MAX,
+  RECOMMEND_LIMIT_MIN,
+} from "../api/limits.js";
 import type { RecommendRequest } from "../api/schemas.js";
 import type { ProductCatalog } from "../catalog.js";
 import { formatNumber, moreNotShown, table, truncate } from "../format.js";
 import { log } from "../log.js";
+import { blankToUndefined } from "../text-input.js";
 import { ToolInputError } from "./errors.js";
 import { checkInteger, resultBase } from "./params.js";
 import { recommendBasis } from "./recommend-basis.js";
@@ -33,9 +39,11 @@ const inputSchema = z.strictObject({
   brand_id: z.string().optional().describe("Narrow to this brand for this call."),
   limit: z
     .number()
-    .meta({ minimum: 1, maximum: 1000 })
+    .meta({ minimum: RECOMMEND_LIMIT_MIN, maximum: RECOMMEND_LIMIT_MAX })
     .optional()
-    .describe("Number of products, 1 to 1000 (default 10)."),
+    .describe(
+      `Number of products, ${RECOMMEND_LIMIT_MIN} to ${RECOMMEND_LIMIT_MAX} (default ${RECOMMEND_LIMIT_DEFAULT}).`,
+    ),
   offset: z
     .number()
     .meta({ minimum: 0 })
@@ -81,14 +89,14 @@ export default defineTool({
 Use to see what a slot recommends to a given user (personalized), for given products (co-viewed/similar), or to a cold user.
 Returns item_ids in recommendation order and the service's metadata; names and prices are added from the product catalog when CRM_PRODUCT_CATALOG is set (the service returns IDs only).
 Rule: when the slot needs input products, item_ids is empty and the slot's input is behavior-based, the product the user (platform_user_id) acted on most recently is used as the reference product.
-Limits: limit 1 to 1000 (default 10), offset >= 0. An inactive, temporarily saved or unknown slot gives "not found"; a warming cache (412) or engine error (502) is temporary.
+Limits: limit ${RECOMMEND_LIMIT_MIN} to ${RECOMMEND_LIMIT_MAX} (default ${RECOMMEND_LIMIT_DEFAULT}), offset >= 0. An inactive, temporarily saved or unknown slot gives "not found"; a warming cache (412) or engine error (502) is temporary.
 Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u_1001", "limit": 5}`,
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handler(args, runtime, call) {
     for (const [field, min, max] of [
-      ["limit", 1, 1000],
+      ["limit", RECOMMEND_LIMIT_MIN, RECOMMEND_LIMIT_MAX],
       ["offset", 0, undefined],
     ] as const) {
       checkInteger(args[field], field, min, max);
@@ -101,15 +109,13 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
       );
     }
     const body: RecommendRequest = {};
-    const text = (v: string | undefined) =>
-      v === undefined || v.trim() === "" ? undefined : v.trim();
-    const user = text(args.platform_user_id);
+    const user = blankToUndefined(args.platform_user_id);
     if (user !== undefined) body.platform_user_id = user;
     const items = (args.item_ids ?? []).map((i) => i.trim()).filter((i) => i !== "");
     if (items.length > 0) body.item_ids = items;
-    const category = text(args.category_id);
+    const category = blankToUndefined(args.category_id);
     if (category !== undefined) body.category_id = category;
-    const brand = text(args.brand_id);
+    const brand = blankToUndefined(args.brand_id);
     if (brand !== undefined) body.brand_id = brand;
     if (args.limit !== undefined) body.limit = args.limit;
     if (args.offset !== undefined) body.offset = args.offset;

@@ -2,9 +2,17 @@ import { DateTime } from "luxon";
 import { z } from "zod";
 import { resolveExportRange } from "../api/dates.js";
 import { ApiError, NotFoundError, RateLimitedError } from "../api/errors.js";
-import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
-import { formatBytes } from "../format.js";
+import {
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  EXPORT_MAX_ROUNDS,
+  EXPORT_MAX_SENDS,
+  sendsText,
+} from "../api/limits.js";
+import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
+import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
+import { blankToUndefined } from "../text-input.js";
 import {
   ExportBudgetError,
   ExportCallError,
@@ -12,14 +20,7 @@ import {
   ToolInputError,
 } from "./errors.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
-import {
-  describeBytes,
-  describeJob,
-  followJob,
-  jobResult,
-  pendingDownload,
-  pollOnce,
-} from "./export-flow.js";
+import { describeJob, followJob, jobResult, pendingDownload, pollOnce } from "./export-flow.js";
 import {
   DEFAULT_WAIT_SECONDS,
   dateParam,
@@ -77,7 +78,7 @@ export default defineTool({
   description: `Create an export job for a campaign's raw events (CSV) or a scenario's daily metrics (XLSX), wait for it and download the file.
 Use after campaign_metrics has identified the campaign (or when the user names a scenario), before summarize_export.
 Returns the job, and once it is completed the local file_path and a resource link. If the wait runs out first it returns the job status and the exact check_export call to make; status "downloading" means the job is completed and its file (up to ~700 MB) is still downloading in the background, with bytes so far: follow next_step (check_export) to finish.
-Limits: the service allows 10 job creations per 10 minutes per application (a local budget refuses early and says when the next slot opens); an identical earlier request whose file or URL is still valid is answered from the local ledger without a new job unless force is true. A campaign range may hold at most 120 rounds and 2,000,000 sends (otherwise narrow from/to and split). Files are kept in CRM_DATA_DIR.
+Limits: the service allows ${EXPORT_CREATE_LIMIT} job creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application (a local budget refuses early and says when the next slot opens); an identical earlier request whose file or URL is still valid is answered from the local ledger without a new job unless force is true. A campaign range may hold at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends (otherwise narrow from/to and split). Files are kept in CRM_DATA_DIR.
 Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30", "wait_seconds": 30}`,
   inputSchema,
   outputSchema,
@@ -128,7 +129,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         throw new ExportBudgetError(
           budget.serverRateLimited
             ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
-            : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows 10 per 10 minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
+            : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
           budget.nextSlotAt,
           budget.serverRateLimited,
         );
@@ -160,7 +161,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     const summary = outcome.download
       ? `Export ${current._id} completed${reused ? " (reused)" : ""}; ${formatBytes(outcome.download.bytes)} saved.`
       : outcome.downloading !== undefined
-        ? `Export ${current._id} is completed; its file is downloading in the background (${describeBytes(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export to finish.`
+        ? `Export ${current._id} is completed; its file is downloading in the background (${formatByteProgress(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export to finish.`
         : outcome.problem !== undefined
           ? `Export ${current._id} is ${current.status}; a temporary error interrupted it, call check_export to continue.`
           : `Export ${current._id} is ${current.status}${outcome.timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
@@ -192,10 +193,7 @@ async function runningJob(
   call: ToolCall,
 ): Promise<LedgerEntry | undefined> {
   const pending = (await runtime.ledger.list(50)).find(
-    (e) =>
-      e.request_key === key &&
-      e.lost_at === undefined &&
-      (e.status === "triggered" || e.status === "processing"),
+    (e) => e.request_key === key && e.lost_at === undefined && isRunning(e.status),
   );
   if (pending === undefined) return undefined;
   try {
@@ -220,11 +218,12 @@ function buildRequest(
   args: z.output<typeof inputSchema>,
   zone: string,
 ): { request: CreateExportJobRequest; key: string; context: ExportContext; rangeEndsAt?: number } {
-  const blank = (v: string | undefined) =>
-    v === undefined || v.trim() === "" ? undefined : v.trim();
-  const campaignId = blank(args.campaign_id);
-  const scenarioId = blank(args.scenario_id);
-  const range = resolveExportRange({ from: blank(args.from), to: blank(args.to) }, zone);
+  const campaignId = blankToUndefined(args.campaign_id);
+  const scenarioId = blankToUndefined(args.scenario_id);
+  const range = resolveExportRange(
+    { from: blankToUndefined(args.from), to: blankToUndefined(args.to) },
+    zone,
+  );
   if (args.type === "campaign_event_data") {
     if (campaignId === undefined) {
       throw new ToolInputError(

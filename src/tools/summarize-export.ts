@@ -8,16 +8,17 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { ApiError } from "../api/errors.js";
+import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
 import { isRegularFile } from "../file-exists.js";
 import { withFileInUse } from "../files/in-use.js";
-import { callHint } from "../format.js";
+import { callHint, formatByteProgress } from "../format.js";
 import {
   DownloadPendingError,
   ExportCallError,
   ExportNotReadyError,
   ToolInputError,
 } from "./errors.js";
-import { assertNotFailed, awaitDownload, currentJob, describeBytes } from "./export-flow.js";
+import { assertNotFailed, awaitDownload, currentJob } from "./export-flow.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 
@@ -69,7 +70,7 @@ export default defineTool({
   title: "Summarize an export file",
   description: `Summarize a campaign CSV or scenario XLSX export in one streaming pass: the exact numbers an analyst asks for, computed on the server.
 Use after start_export/check_export (pass job_id) or on a local export file (pass file). Campaign CSV: rows, rounds (task_id + scheduled_at + group) with sent/received/failed/unsettled/opens/clicks/conversions and distinct users, delivery success per channel, failures by error_code with a sample, open and conversion rates, revenue per currency, an A/B readout with a two-proportion z-test and the control group, time from receipt to first open and opens by hour. Scenario XLSX: every message node's totals and days, daily trend, a check of each summary row against its daily sheet, totals with recomputed ratios, and A vs B at each branch.
-Limits: only regular .csv/.xlsx files; a 2,000,000-send export (~700 MB) takes seconds; malformed files get an error naming the line or zip part. The text is short by default; detail=true shows more; structuredContent has every figure.
+Limits: only regular .csv/.xlsx files; a ${sendsText(EXPORT_MAX_SENDS)}-send export (~700 MB) takes seconds; malformed files get an error naming the line or zip part. The text is short by default; detail=true shows more; structuredContent has every figure.
 Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
   inputSchema,
   outputSchema,
@@ -111,7 +112,7 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         if (download.state === "downloading") {
           throw new DownloadPendingError(
             jobId,
-            `The file of export job ${jobId} is still downloading in the background (${describeBytes(download.bytes, download.totalBytes)}); the download continues. Wait for it with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
+            `The file of export job ${jobId} is still downloading in the background (${formatByteProgress(download.bytes, download.totalBytes)}); the download continues. Wait for it with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
           );
         }
         path = download.info.path;

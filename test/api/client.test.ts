@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CALL_DEADLINE_MS, PACKAGE_VERSION } from "../../src/api/client.js";
+import { DEFAULT_CALL_DEADLINE_MS } from "../../src/api/client.js";
 import { InvalidResponseError } from "../../src/api/errors.js";
+import { PACKAGE_VERSION } from "../../src/version.js";
 import { startFixtureServer, useFixtureServer } from "../helpers/fixture-server.js";
 import {
   APP_ID,

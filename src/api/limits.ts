@@ -1,0 +1,35 @@
+/**
+ * The service's limits (spec section 8), in one place: the client, the tools' texts and checks,
+ * and the sandbox that imitates the service all read them from here.
+ */
+
+/** Recommend `limit`: 1 to 1000, default 10. */
+export const RECOMMEND_LIMIT_MIN = 1;
+export const RECOMMEND_LIMIT_MAX = 1000;
+export const RECOMMEND_LIMIT_DEFAULT = 10;
+
+/** Export job creation: 10 calls per 10 minutes per application, then 429 with Retry-After. */
+export const EXPORT_CREATE_LIMIT = 10;
+export const EXPORT_CREATE_WINDOW_SECONDS = 10 * 60;
+
+/**
+ * A campaign export range: at most 2,000,000 sends summed over its aggregated rounds and at most
+ * 120 rounds (A/B groups count separately); more gives 400 `LimitExceeded`.
+ */
+export const EXPORT_MAX_SENDS = 2_000_000;
+export const EXPORT_MAX_ROUNDS = 120;
+
+/** Export jobs may be polled at most once per this many seconds. */
+export const MIN_POLL_INTERVAL_SECONDS = 5;
+
+/** A download URL stays valid this long after it was made. */
+export const DOWNLOAD_URL_VALIDITY_HOURS = 24;
+
+/** The metrics endpoint's largest window between `task_from` and `task_to`. */
+export const MAX_METRICS_WINDOW_DAYS = 180;
+
+/** Numbers as the texts write them: "2,000,000". */
+export const sendsText = (n: number): string => n.toLocaleString("en-US");
+
+/** The export size limit the way every text says it. */
+export const EXPORT_SIZE_LIMIT_TEXT = `${sendsText(EXPORT_MAX_SENDS)} sends or more than ${EXPORT_MAX_ROUNDS} rounds`;
