@@ -8,7 +8,7 @@ import {
   MIN_POLL_INTERVAL_SECONDS,
 } from "./api/limits.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
-import { isLoopbackHost } from "./net.js";
+import { isLoopbackHost } from "./loopback-host.js";
 import { blankToUndefined } from "./text-input.js";
 import { DEFAULT_RESULT_TOKENS, MAX_RESULT_TOKENS } from "./tools/result-budget.js";
 

@@ -20,7 +20,7 @@ import { registerPrompts } from "./prompts/index.js";
 import { redact } from "./redact.js";
 import { advertisedOutputSchema } from "./tools/advertised-output.js";
 import { withCallLog } from "./tools/call-log.js";
-import { errorText } from "./tools/error-result.js";
+import { errorText } from "./tools/error-text.js";
 import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "./tools/export-flow.js";
 import { registerResultResources } from "./tools/full-result-resources.js";
 import { TOOLS } from "./tools/index.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Agent } from "undici";
 import { type Config, ConfigError } from "../config.js";
-import { isLoopbackHost } from "../net.js";
+import { isLoopbackHost } from "../loopback-host.js";
 import { registerSecret } from "../redact.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { downloadExport } from "./download.js";

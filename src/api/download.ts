@@ -2,12 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Dispatcher } from "undici";
-import { isLoopbackHost } from "../net.js";
+import { isLoopbackHost } from "../loopback-host.js";
 import { redact, redactUrl } from "../redact.js";
 import { callSignal } from "./call-signal.js";
-import { errorCode, mapTransportError } from "./error-mapping.js";
 import { ApiError, DownloadFailedError, DownloadRefusedError } from "./errors.js";
 import type { ExportJob } from "./schemas.js";
+import { errorCode, mapTransportError } from "./to-api-error.js";
 import type { DownloadedFile } from "./types.js";
 
 /**

@@ -2,8 +2,8 @@ import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import { redact } from "../redact.js";
 import { callSignal } from "./call-signal.js";
-import { bodyDetail, mapHttpError, mapTransportError, operationLabel } from "./error-mapping.js";
 import { type ApiOperation, InvalidResponseError } from "./errors.js";
+import { bodyDetail, mapHttpError, mapTransportError, operationLabel } from "./to-api-error.js";
 
 /**
  * The one function that speaks HTTP to the API: JSON in, JSON out, mapped errors. Retries live

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { log } from "../log.js";
-import { isTlsFailureCode, operationLabel } from "./error-mapping.js";
 import {
   AbortedError,
   ApiError,
@@ -12,6 +11,7 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.js";
+import { isTlsFailureCode, operationLabel } from "./to-api-error.js";
 
 /**
  * Retries only where they are safe. Reads (get job, metrics) and recommend retry transient

@@ -184,7 +184,7 @@ async function connect(config: Config): Promise<Service> {
       close: () => api.close(),
     };
   }
-  const { startEmbeddedSandbox } = await import("../sandbox-mode.js");
+  const { startEmbeddedSandbox } = await import("../sandbox/embedded.js");
   const embedded = await startEmbeddedSandbox(config);
   return {
     api: embedded.api,

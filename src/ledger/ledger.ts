@@ -10,9 +10,9 @@ import {
   type ExportJob,
   type ExportStatus,
 } from "../api/schemas.js";
-import { isRegularFile } from "../file-exists.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
+import { isRegularFile } from "../regular-file.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { withFileLock } from "./file-lock.js";

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { BudgetStatus } from "../ledger/budget.js";
-import { ToolInputError } from "./errors.js";
 import { type budgetOutput, MAX_WAIT_SECONDS } from "./params.js";
+import { ToolInputError } from "./tool-errors.js";
 
 export function checkWaitSeconds(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;

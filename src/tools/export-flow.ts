@@ -2,22 +2,22 @@ import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
-import { isRegularFile } from "../file-exists.js";
 import { callHint, formatByteProgress, formatBytes } from "../format.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
+import { isRegularFile } from "../regular-file.js";
 import { downloadsOf } from "./download-manager.js";
-import { errorText } from "./error-result.js";
+import { errorText } from "./error-text.js";
+import { describeRange } from "./export-common.js";
+import { MAX_WAIT_SECONDS } from "./params.js";
+import type { ToolCall, ToolRuntime } from "./tool.js";
 import {
   ExportCallError,
   type ExportContext,
   ExportJobFailedError,
   ExportJobLostError,
   ToolCancelledError,
-} from "./errors.js";
-import { describeRange } from "./export-common.js";
-import { MAX_WAIT_SECONDS } from "./params.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
+} from "./tool-errors.js";
 
 /**
  * What start_export and check_export share: waiting on a job with progress and cancellation,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { EXPORT_CREATE_LIMIT, EXPORT_CREATE_WINDOW_SECONDS } from "../api/limits.js";
 import { EXPORT_TYPES } from "../api/schemas.js";
-import { ToolInputError } from "./errors.js";
+import { ToolInputError } from "./tool-errors.js";
 
 /**
  * Parameter schemas shared by the tools. Ranges are advertised in the JSON Schema (`meta`) but

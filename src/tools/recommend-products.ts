@@ -9,10 +9,10 @@ import type { ProductCatalog } from "../catalog.js";
 import { formatNumber, moreNotShown, table, truncate } from "../format.js";
 import { log } from "../log.js";
 import { blankToUndefined } from "../text-input.js";
-import { ToolInputError } from "./errors.js";
 import { checkInteger, resultBase } from "./params.js";
 import { recommendBasis } from "./recommend-basis.js";
 import { defineTool } from "./tool.js";
+import { ToolInputError } from "./tool-errors.js";
 
 const TEXT_ROWS = 20;
 

@@ -5,7 +5,7 @@ import { dataFolderInUse } from "../files/data-folder.js";
 import { JobLedger, ledgerScope } from "../ledger/ledger.js";
 import { log } from "../log.js";
 import { pinnedClock } from "../sandbox/clock.js";
-import type { EmbeddedSandbox } from "../sandbox-mode.js";
+import type { EmbeddedSandbox } from "../sandbox/embedded.js";
 import { downloadsOf } from "./download-manager.js";
 import type { ToolRuntime } from "./tool.js";
 
@@ -37,7 +37,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     apiPromise ??= (async () => {
       if (deps.api !== undefined) return { api: deps.api };
       if (sandboxMode) {
-        const { startEmbeddedSandbox } = await import("../sandbox-mode.js");
+        const { startEmbeddedSandbox } = await import("../sandbox/embedded.js");
         const embedded = await startEmbeddedSandbox(config);
         sandboxNow = embedded.now;
         return { api: embedded.api, close: () => embedded.close(), embedded };

@@ -13,12 +13,6 @@ import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/s
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import { blankToUndefined } from "../text-input.js";
-import {
-  ExportBudgetError,
-  ExportCallError,
-  type ExportContext,
-  ToolInputError,
-} from "./errors.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
 import { describeJob, followJob, jobResult, pendingDownload, pollOnce } from "./export-flow.js";
 import {
@@ -31,6 +25,12 @@ import {
   waitSecondsParam,
 } from "./params.js";
 import { defineTool, type ToolCall, type ToolRuntime } from "./tool.js";
+import {
+  ExportBudgetError,
+  ExportCallError,
+  type ExportContext,
+  ToolInputError,
+} from "./tool-errors.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({

@@ -9,18 +9,18 @@ import {
 } from "../analysis/index.js";
 import { ApiError } from "../api/errors.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
-import { isRegularFile } from "../file-exists.js";
 import { withFileInUse } from "../files/in-use.js";
 import { callHint, formatByteProgress } from "../format.js";
+import { isRegularFile } from "../regular-file.js";
+import { assertNotFailed, awaitDownload, currentJob } from "./export-flow.js";
+import { jobIdParam, resultBase } from "./params.js";
+import { defineTool } from "./tool.js";
 import {
   DownloadPendingError,
   ExportCallError,
   ExportNotReadyError,
   ToolInputError,
-} from "./errors.js";
-import { assertNotFailed, awaitDownload, currentJob } from "./export-flow.js";
-import { jobIdParam, resultBase } from "./params.js";
-import { defineTool } from "./tool.js";
+} from "./tool-errors.js";
 
 /** How long summarize_export waits for a job's file before pointing to check_export. */
 const DOWNLOAD_WAIT_MS = 20_000;

@@ -1,6 +1,6 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { ToolInputError } from "./errors.js";
+import { ToolInputError } from "./tool-errors.js";
 
 /**
  * Tool arguments are checked here rather than by the SDK: its refusal is a bare "Input validation

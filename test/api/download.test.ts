@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
-import { isLoopbackHost } from "../../src/net.js";
+import { isLoopbackHost } from "../../src/loopback-host.js";
 import { useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, listFiles, tempDir } from "./support.js";
 

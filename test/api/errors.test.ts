@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { extractErrorCode, parseRetryAfter } from "../../src/api/error-mapping.js";
 import {
   type ApiError,
   AuthenticationError,
@@ -12,6 +11,7 @@ import {
   ResourceNotReadyError,
   ServerError,
 } from "../../src/api/errors.js";
+import { extractErrorCode, parseRetryAfter } from "../../src/api/to-api-error.js";
 import { setLogLevel } from "../../src/log.js";
 import { type FixtureReply, useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, jobJson, SECRET, tempDir } from "./support.js";

@@ -1,16 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { mapHttpError, mapTransportError } from "../../src/api/error-mapping.js";
 import {
   DownloadRefusedError,
   LimitExceededError,
   NetworkError,
   NotFoundError,
 } from "../../src/api/errors.js";
+import { mapHttpError, mapTransportError } from "../../src/api/to-api-error.js";
 import { CatalogError } from "../../src/catalog.js";
 import { ConfigError } from "../../src/config.js";
-import { errorText } from "../../src/tools/error-result.js";
-import { DownloadPendingError, ExportCallError, ToolInputError } from "../../src/tools/errors.js";
+import { errorText } from "../../src/tools/error-text.js";
 import { checkInteger } from "../../src/tools/params.js";
+import {
+  DownloadPendingError,
+  ExportCallError,
+  ToolInputError,
+} from "../../src/tools/tool-errors.js";
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 

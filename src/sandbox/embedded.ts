@@ -1,9 +1,9 @@
-import type { ApiClient } from "./api/client.js";
-import type { CatalogProduct } from "./catalog.js";
-import type { Config } from "./config.js";
-import { dataFolderInUse } from "./files/data-folder.js";
-import { log } from "./log.js";
-import type { RunningSandbox } from "./sandbox/types.js";
+import type { ApiClient } from "../api/client.js";
+import type { CatalogProduct } from "../catalog.js";
+import type { Config } from "../config.js";
+import { dataFolderInUse } from "../files/data-folder.js";
+import { log } from "../log.js";
+import type { RunningSandbox } from "./types.js";
 
 /**
  * The embedded sandbox of sandbox mode (CRM_BASE_URL unset): started in-process on a loopback
@@ -25,11 +25,7 @@ export interface EmbeddedSandbox {
 
 export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSandbox> {
   const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }, { pinnedClock }] =
-    await Promise.all([
-      import("./sandbox/index.js"),
-      import("./api/client.js"),
-      import("./sandbox/clock.js"),
-    ]);
+    await Promise.all([import("./index.js"), import("../api/client.js"), import("./clock.js")]);
   const started = Date.now();
   // Started before the sandbox starts its own clock, so ours runs at most the start-up time ahead
   // of it: an expiry is then judged a little early, never late.

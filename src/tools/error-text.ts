@@ -1,7 +1,6 @@
 import { DateTime } from "luxon";
 import { AnalysisError } from "../analysis/errors.js";
 import { DateInputError } from "../api/dates.js";
-import { operationLabel } from "../api/error-mapping.js";
 import { ApiError, type DownloadRefusedError, NetworkError } from "../api/errors.js";
 import {
   DOWNLOAD_URL_VALIDITY_HOURS,
@@ -9,6 +8,7 @@ import {
   EXPORT_CREATE_WINDOW_SECONDS,
   EXPORT_SIZE_LIMIT_TEXT,
 } from "../api/limits.js";
+import { operationLabel } from "../api/to-api-error.js";
 import { CatalogError } from "../catalog.js";
 import { ConfigError } from "../config.js";
 import { callHint } from "../format.js";
@@ -23,7 +23,7 @@ import {
   ExportNotReadyError,
   ToolCancelledError,
   ToolInputError,
-} from "./errors.js";
+} from "./tool-errors.js";
 
 /**
  * The one place that turns a thrown error into the text of an `isError` result: what happened
