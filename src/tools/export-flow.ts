@@ -6,6 +6,7 @@ import { callHint, formatByteProgress, formatBytes } from "../format.js";
 import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
+import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
 import { downloadsOf } from "./download-manager.js";
 import { errorText } from "./error-text.js";
 import { describeRange } from "./export-common.js";
@@ -23,12 +24,6 @@ import {
  * What start_export and check_export share: waiting on a job with progress and cancellation,
  * downloading a completed job's file, and describing the outcome.
  */
-
-export const EXPORT_RESOURCE_SCHEME = "crm-export";
-
-export function exportResourceUri(jobId: string): string {
-  return `${EXPORT_RESOURCE_SCHEME}://${encodeURIComponent(jobId)}`;
-}
 
 export interface WaitOutcome {
   job: ExportJob;
@@ -352,14 +347,6 @@ function describeDownload(job: ExportJob, path: string, bytes: number): Download
       description: `${job.type} export (${formatBytes(bytes)})`,
     },
   };
-}
-
-export function mimeTypeFor(ext: string): string {
-  return ext === "csv"
-    ? "text/csv"
-    : ext === "xlsx"
-      ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-      : "application/octet-stream";
 }
 
 /** Throws the error spec 3.1 calls for when a job failed. */

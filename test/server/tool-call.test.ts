@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../../src/config.js";
 import { registerSecret } from "../../src/redact.js";
-import { createServer, registerTool, sandboxGuide } from "../../src/server.js";
+import { createServer, sandboxGuide } from "../../src/server.js";
+import { registerTool } from "../../src/tools/register.js";
 import { createRuntime } from "../../src/tools/runtime.js";
 import { defineTool } from "../../src/tools/tool.js";
 

@@ -9,8 +9,8 @@ import {
   RESULT_RESOURCE_SCHEME,
   readFullResult,
   resultUri,
-} from "./full-results.js";
-import type { ToolRuntime } from "./tool.js";
+} from "../tools/full-results.js";
+import type { ToolRuntime } from "../tools/tool.js";
 
 /** Whole tool results that were cut to their budget, as `crm-result://<id>` resources. */
 export function registerResultResources(server: McpServer, runtime: ToolRuntime): void {
