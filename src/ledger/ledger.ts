@@ -2,44 +2,27 @@ import { createHash } from "node:crypto";
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { DOWNLOAD_URL_VALIDITY_HOURS } from "../api/limits.js";
 import {
   type CreateExportJobRequest,
   EXPORT_STATUSES,
   EXPORT_TYPES,
   type ExportJob,
-  type ExportStatus,
 } from "../api/schemas.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
-import { isRegularFile } from "../regular-file.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { withFileLock } from "./file-lock.js";
+import {
+  type CreateReservation,
+  type LedgerEntry,
+  type LedgerStore,
+  pickReusable,
+  type ReuseOptions,
+  withFilePresent,
+} from "./store.js";
 
-/** One export job this server created, as remembered across restarts. */
-export interface LedgerEntry {
-  job_id: string;
-  /** The create request exactly as sent. */
-  request: CreateExportJobRequest;
-  /** Normalized request (type, id, dates in the app's zone) used to find reusable jobs. */
-  request_key: string;
-  /** When this server created it (local clock, ISO 8601 UTC). */
-  requested_at: string;
-  status: ExportStatus;
-  history: Array<{ status: ExportStatus; at: string }>;
-  /** The last job object seen, with the download URL's signature removed. */
-  job: ExportJob;
-  file_path?: string | undefined;
-  file_bytes?: number | undefined;
-  downloaded_at?: string | undefined;
-  /** Set when the service no longer knows the job (e.g. a restarted sandbox); never reused. */
-  lost_at?: string | undefined;
-  /** Set when the retention sweep removed the downloaded file (CRM_RETENTION_DAYS/MB). */
-  file_removed_at?: string | undefined;
-  /** Why: older than the age limit, or over the size limit. */
-  file_removed_reason?: "age" | "size" | undefined;
-}
+export type { CreateReservation, LedgerEntry, LedgerStore, ReuseOptions } from "./store.js";
 
 interface LedgerFile {
   version: 1;
@@ -48,11 +31,11 @@ interface LedgerFile {
   create_calls: number[];
   /** Epoch ms until which the service told us (429 Retry-After) not to create. */
   rate_limited_until?: number | undefined;
+  /** Running downloads by job ID: who downloads the file and until when the lease holds. */
+  download_leases?: Record<string, { holder: string; expires: number }> | undefined;
 }
 
 const MAX_JOBS = 500;
-/** How long a download URL is valid (spec 2.3); without an expiry, reuse stays inside that. */
-const URL_VALIDITY_MS = DOWNLOAD_URL_VALIDITY_HOURS * 3600 * 1000;
 
 /**
  * The ledger scope of one service and application: jobs, budget and files of another application
@@ -66,28 +49,14 @@ export function ledgerScope(service: string, applicationId: string | undefined):
     .slice(0, 12);
 }
 
-export interface ReuseOptions {
-  /**
-   * Epoch ms at which the requested range ends (the end of its `to` day); `undefined` for an
-   * open range. A file is reused past its URL's validity only if the range had ended before the
-   * job was created: otherwise rounds still aggregating would be missing from it.
-   */
-  rangeEndsAt?: number | undefined;
-}
-
-export interface CreateReservation {
-  /** False when the budget refused; nothing was recorded. */
-  reserved: boolean;
-  status: BudgetStatus;
-}
-
 /**
- * The persistent record of export jobs, in CRM_DATA_DIR. Every operation re-reads the small file,
+ * The persistent record of export jobs in CRM_DATA_DIR (the default LedgerStore). Every operation re-reads the small file,
  * so two server processes sharing a data folder see each other's jobs and budget; writes are
  * atomic (see writeFileAtomic) and serialized within the process.
  */
-export class JobLedger {
+export class JobLedger implements LedgerStore {
   readonly path: string;
+  readonly location: string;
   private readonly budget: ExportBudget;
   private readonly now: () => number;
   private queue: Promise<unknown> = Promise.resolve();
@@ -97,6 +66,7 @@ export class JobLedger {
   /** `scope` (see ledgerScope) gives every service and application its own file. */
   constructor(dataDir: string, budget: ExportBudget, now: () => number, scope: string) {
     this.path = join(dataDir, `export-jobs-${scope}.json`);
+    this.location = this.path;
     this.budget = budget;
     this.now = now;
   }
@@ -141,31 +111,8 @@ export class JobLedger {
     requestKey: string,
     options: ReuseOptions = {},
   ): Promise<LedgerEntry | undefined> {
-    const now = this.now();
-    const candidates = (await this.read()).jobs
-      .filter(
-        (j) => j.request_key === requestKey && j.status === "completed" && j.lost_at === undefined,
-      )
-      .reverse();
-    for (const entry of candidates) {
-      const createdAt = Date.parse(entry.job.created_at ?? entry.requested_at);
-      const parsedExpiry = Date.parse(entry.job.download_url_expires_at ?? "");
-      const expires = Number.isFinite(parsedExpiry)
-        ? parsedExpiry
-        : Number.isFinite(createdAt)
-          ? createdAt + URL_VALIDITY_MS
-          : Number.NaN;
-      // A minute of margin so the download does not start on a URL about to expire.
-      const urlValid = Number.isFinite(expires) && expires - 60_000 > now;
-      const closed =
-        options.rangeEndsAt !== undefined &&
-        Number.isFinite(createdAt) &&
-        options.rangeEndsAt <= createdAt;
-      const hasFile = entry.file_path !== undefined && (await isRegularFile(entry.file_path));
-      if (closed && hasFile) return entry;
-      if (urlValid && (hasFile || entry.job.download_url_expires_at !== undefined)) return entry;
-    }
-    return undefined;
+    const candidates = (await this.read()).jobs.filter((j) => j.request_key === requestKey);
+    return pickReusable(candidates.reverse(), this.now(), options);
   }
 
   async budgetStatus(): Promise<BudgetStatus> {
@@ -218,6 +165,7 @@ export class JobLedger {
     request: CreateExportJobRequest,
     requestKey: string,
     job: ExportJob,
+    createdBy?: string,
   ): Promise<LedgerEntry> {
     const at = new Date(this.now()).toISOString();
     const entry: LedgerEntry = {
@@ -225,6 +173,7 @@ export class JobLedger {
       request,
       request_key: requestKey,
       requested_at: at,
+      ...(createdBy === undefined ? {} : { created_by: createdBy }),
       status: job.status,
       history: [{ status: job.status, at }],
       job: safeJob(job),
@@ -288,13 +237,40 @@ export class JobLedger {
 
   /** Downloaded files that still exist, newest first (listed as MCP resources). */
   async downloadedFiles(): Promise<LedgerEntry[]> {
-    const entries = (await this.read()).jobs.filter((j) => j.file_path !== undefined).reverse();
-    const present: LedgerEntry[] = [];
-    for (const entry of entries) {
-      if (entry.file_path !== undefined && (await isRegularFile(entry.file_path)))
-        present.push(entry);
-    }
-    return present;
+    return withFilePresent(
+      (await this.read()).jobs.filter((j) => j.file_path !== undefined).reverse(),
+    );
+  }
+
+  async acquireDownloadLease(jobId: string, holder: string, ttlMs: number): Promise<boolean> {
+    let granted = false;
+    await this.mutate((file) => {
+      const at = this.now();
+      const leases = file.download_leases ?? {};
+      const current = leases[jobId];
+      if (current !== undefined && current.holder !== holder && current.expires > at) return;
+      // Expired leases of other jobs go with this write; the file stays small.
+      const kept = Object.entries(leases).filter(([id, l]) => id !== jobId && l.expires > at);
+      file.download_leases = Object.fromEntries([
+        ...kept,
+        [jobId, { holder, expires: at + ttlMs }],
+      ]);
+      granted = true;
+    });
+    return granted;
+  }
+
+  async releaseDownloadLease(jobId: string, holder: string): Promise<void> {
+    await this.mutate((file) => {
+      const leases = file.download_leases;
+      if (leases?.[jobId]?.holder !== holder) return;
+      delete leases[jobId];
+      if (Object.keys(leases).length === 0) file.download_leases = undefined;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
   }
 
   /**
@@ -387,6 +363,7 @@ function parseLedger(text: string): { file: LedgerFile; skipped: number } | unde
   }
   const jobs = raw.jobs.filter((j) => entrySchema.safeParse(j).success) as LedgerEntry[];
   const until = (value as { rate_limited_until?: unknown }).rate_limited_until;
+  const leases = parseLeases((value as { download_leases?: unknown }).download_leases);
   return {
     file: {
       version: 1,
@@ -395,9 +372,17 @@ function parseLedger(text: string): { file: LedgerFile; skipped: number } | unde
         (t): t is number => typeof t === "number" && Number.isFinite(t),
       ),
       rate_limited_until: typeof until === "number" ? until : undefined,
+      ...(leases === undefined ? {} : { download_leases: leases }),
     },
     skipped: raw.jobs.length - jobs.length,
   };
+}
+
+const leaseSchema = z.record(z.string(), z.object({ holder: z.string(), expires: z.number() }));
+
+function parseLeases(value: unknown): LedgerFile["download_leases"] {
+  const parsed = leaseSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The job without the download URL's pre-signed query, which is a secret. */

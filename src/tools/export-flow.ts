@@ -1,9 +1,13 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
+import type { DownloadedFile } from "../api/types.js";
 import { callHint, formatByteProgress, formatBytes } from "../format.js";
-import { type LedgerEntry, safeJob } from "../ledger/ledger.js";
+import { safeJob } from "../ledger/ledger.js";
+import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
@@ -295,13 +299,71 @@ export async function awaitDownload(
   }
 }
 
-/** Runs detached from any tool call: only server close (`signal`) stops it. */
+/** Who holds download leases for this process (see LedgerStore.acquireDownloadLease). */
+const LEASE_HOLDER = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+/** A lease outlives a killed holder by at most this; a running download renews it. */
+const DOWNLOAD_LEASE_MS = 60_000;
+/** How often a process waiting on another's download looks for its file. */
+const LEASE_WAIT_MS = 1000;
+
+/**
+ * Runs detached from any tool call: only server close (`signal`) stops it. Processes sharing the
+ * ledger download a file once: the one holding the job's lease downloads, the others wait for its
+ * file to appear in the ledger (or for the lease to end, when its holder failed or died).
+ */
 async function backgroundDownload(
   runtime: ToolRuntime,
   job: ExportJob,
   signal: AbortSignal,
   onProgress: (bytes: number) => void,
-) {
+): Promise<DownloadedFile> {
+  for (;;) {
+    const done = await downloadedElsewhere(runtime, job._id);
+    if (done !== undefined) return done;
+    if (await runtime.ledger.acquireDownloadLease(job._id, LEASE_HOLDER, DOWNLOAD_LEASE_MS)) break;
+    await sleep(LEASE_WAIT_MS, signal);
+  }
+  const renew = setInterval(() => {
+    runtime.ledger
+      .acquireDownloadLease(job._id, LEASE_HOLDER, DOWNLOAD_LEASE_MS)
+      .catch((error: unknown) =>
+        log.warn("download lease renewal failed", { error: String(error) }),
+      );
+  }, DOWNLOAD_LEASE_MS / 3);
+  renew.unref();
+  try {
+    // Another process may have finished between our last look and the lease.
+    return (
+      (await downloadedElsewhere(runtime, job._id)) ??
+      (await leasedDownload(runtime, job, signal, onProgress))
+    );
+  } finally {
+    clearInterval(renew);
+    await runtime.ledger
+      .releaseDownloadLease(job._id, LEASE_HOLDER)
+      .catch((error: unknown) =>
+        log.warn("download lease release failed", { error: String(error) }),
+      );
+  }
+}
+
+/** The job's file when the ledger says it was downloaded and it is still on disk. */
+async function downloadedElsewhere(
+  runtime: ToolRuntime,
+  jobId: string,
+): Promise<DownloadedFile | undefined> {
+  const entry = await runtime.ledger.get(jobId);
+  if (entry?.file_path === undefined || entry.file_bytes === undefined) return undefined;
+  if (!(await isRegularFile(entry.file_path))) return undefined;
+  return { path: entry.file_path, bytes: entry.file_bytes };
+}
+
+async function leasedDownload(
+  runtime: ToolRuntime,
+  job: ExportJob,
+  signal: AbortSignal,
+  onProgress: (bytes: number) => void,
+): Promise<DownloadedFile> {
   const api = await runtime.api();
   let source = job;
   // The ledger keeps no signed URL; a job read from it needs a fresh read for a usable URL.

@@ -143,6 +143,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
         const { close } = await started.catch(() => ({ close: undefined }));
         await close?.();
       }
+      await runtime.ledger.close();
     },
   };
   return runtime;

@@ -3,14 +3,15 @@ import type { z } from "zod";
 import type { CrmApi } from "../api/types.js";
 import type { ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
-import type { JobLedger } from "../ledger/ledger.js";
+import type { LedgerStore } from "../ledger/store.js";
 
 /** What every tool handler may use; built once per server process (see runtime.ts). */
 export interface ToolRuntime {
   readonly config: Config;
   /** True when answers come from the embedded sandbox (synthetic data). */
   readonly sandbox: boolean;
-  readonly ledger: JobLedger;
+  /** The export-job ledger and budget: files in CRM_DATA_DIR, or PostgreSQL (team mode). */
+  readonly ledger: LedgerStore;
   /** The data folder in use: CRM_DATA_DIR, or its `sandbox/` part in sandbox mode. */
   readonly dataFolder: string;
   /**
