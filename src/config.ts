@@ -39,6 +39,11 @@ export interface Config {
   sandbox: { seed: number; now: string | undefined; jobSeconds: number };
   /** CRM_LOG_LEVEL: the least severe level written to stderr. */
   logLevel: LogLevel;
+  /**
+   * CRM_DATABASE_URL: the export-job ledger and budget live in this PostgreSQL database, shared
+   * by every server process using it (team mode); unset, they are files in the data folder.
+   */
+  databaseUrl: string | undefined;
   /** CRM_RESULT_MAX_TOKENS: the budget of a tool result's structuredContent (estimated tokens). */
   resultMaxTokens: number;
   /**
@@ -170,6 +175,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const retentionDays =
     read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
   const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
+  const databaseUrl = read(
+    "CRM_DATABASE_URL",
+    databaseUrlSchema,
+    "postgres://crm:password@db.internal:5432/crm",
+  );
 
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
@@ -192,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     logLevel,
     resultMaxTokens,
     retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
+    databaseUrl,
   };
 }
 
@@ -233,6 +244,18 @@ function hasProblem(problems: string[], name: string): boolean {
 }
 
 const optionalText = z.string().optional();
+
+const databaseUrlSchema = z
+  .string()
+  .optional()
+  .refine((value) => {
+    if (value === undefined) return true;
+    try {
+      return ["postgres:", "postgresql:"].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, "must be a postgres:// or postgresql:// URL");
 
 /** Shorter keys could not be masked safely in output (see redact.ts), and no real key is this short. */
 const MIN_KEY_LENGTH = 8;

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from "./config.js";
+import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
 import { registerSecret } from "./redact.js";
 
@@ -20,6 +21,7 @@ export async function runServer(): Promise<number> {
   setLogLevel(config.logLevel);
   registerSecret(config.secretKey);
   registerSecret(config.recommendSecretKey);
+  registerSecret(databasePassword(config.databaseUrl));
   // Background work (downloads, ledger writes) outlives the tool call that started it; a
   // rejection nobody awaited must cost that one piece of work, not the assistant's session.
   process.on("unhandledRejection", (reason) => {

@@ -52,7 +52,11 @@ async function callTool(
     const output = await tool.handler(parsed, runtime, toolCall(ctx));
     const dataSource = runtime.sandbox ? "sandbox" : "service";
     const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
-    log.debug("tool call", { tool: tool.name, ms: Date.now() - started });
+    log.debug("tool call", {
+      tool: tool.name,
+      ...(ctx.http?.authInfo === undefined ? {} : { token: ctx.http.authInfo.clientId }),
+      ms: Date.now() - started,
+    });
     // Redacted as a whole: a key or signed URL must not reach the model by any field.
     const structured = JSON.parse(
       redact(JSON.stringify({ ...output.structured, data_source: dataSource })),
@@ -70,6 +74,7 @@ async function callTool(
     // The message helps whoever reads the log; log.ts redacts keys and URL signatures.
     log.info("tool call failed", {
       tool: tool.name,
+      ...(ctx.http?.authInfo === undefined ? {} : { token: ctx.http.authInfo.clientId }),
       error: error instanceof Error ? error.name : "unknown",
       message: truncate(error instanceof Error ? error.message : String(error), 300),
       ms: Date.now() - started,
@@ -89,6 +94,7 @@ function toolCall(ctx: ServerContext): ToolCall {
   let last = Number.NEGATIVE_INFINITY;
   return {
     signal: ctx.mcpReq.signal,
+    principal: ctx.http?.authInfo?.clientId,
     async progress(progress, message, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
       const value =

@@ -3,6 +3,8 @@ import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalo
 import type { Config } from "../config.js";
 import { dataFolderInUse } from "../files/data-folder.js";
 import { JobLedger, ledgerScope } from "../ledger/ledger.js";
+import { PostgresLedger } from "../ledger/postgres-ledger.js";
+import type { LedgerStore } from "../ledger/store.js";
 import { log } from "../log.js";
 import { pinnedClock } from "../sandbox/clock.js";
 import type { EmbeddedSandbox } from "../sandbox/embedded.js";
@@ -64,7 +66,10 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   };
   const scope = configLedgerScope(config, sandboxMode);
   const dataFolder = sandboxMode ? dataFolderInUse(config) : config.dataDir;
-  const ledger = new JobLedger(dataFolder, config.exportBudget, now, scope);
+  const ledger: LedgerStore =
+    config.databaseUrl === undefined
+      ? new JobLedger(dataFolder, config.exportBudget, now, scope)
+      : new PostgresLedger(config.databaseUrl, config.exportBudget, now, scope);
   let sweeping: Promise<void> | undefined;
   let sweptAtStart = false;
   let sweepAgain = false;
@@ -85,6 +90,10 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
           ledgerNow: now,
           budget: config.exportBudget,
         });
+        // The folder's file ledgers are marked by runRetention; a database ledger is marked here.
+        if (result.removed.length > 0 && ledger instanceof PostgresLedger) {
+          await ledger.markFilesRemoved(result.removed);
+        }
         if (result.removed.length > 0) {
           log.info("retention removed export files", {
             files: result.removed.length,

@@ -144,7 +144,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         throw error;
       }
       runtime.lastPolledAt.set(job._id, Date.now());
-      await runtime.ledger.recordCreated(request, key, job);
+      await runtime.ledger.recordCreated(request, key, job, call.principal);
     }
 
     const outcome = await followJob(runtime, job, waitSeconds, call, context);

@@ -33,6 +33,8 @@ export interface ToolRuntime {
 /** Per-call facilities: cancellation and progress notifications. */
 export interface ToolCall {
   readonly signal: AbortSignal;
+  /** Who calls: the HTTP bearer token's name in team mode (serve --http); absent on stdio. */
+  readonly principal?: string | undefined;
   /** Sends `notifications/progress` when the client asked for progress; otherwise does nothing. */
   progress(progress: number, message: string, total?: number): Promise<void>;
 }

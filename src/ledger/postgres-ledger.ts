@@ -1,0 +1,372 @@
+import type { Pool, PoolClient } from "pg";
+import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
+import { log } from "../log.js";
+import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
+import { safeJob } from "./ledger.js";
+import { migrate } from "./postgres-schema.js";
+import { describeDatabase } from "./postgres-url.js";
+import {
+  type CreateReservation,
+  type LedgerEntry,
+  type LedgerStore,
+  pickReusable,
+  type ReuseOptions,
+  withFilePresent,
+} from "./store.js";
+
+/**
+ * The export-job ledger and budget in PostgreSQL (CRM_DATABASE_URL), shared by every server
+ * process that uses the database: a team's servers behind a load balancer count one budget and
+ * reuse each other's jobs. Each change is one transaction; the budget is checked and recorded
+ * under a row lock on the scope's budget row, so no number of processes can overdraw it. Times
+ * are the servers' clock (epoch ms), as in the file ledger, so keep the servers' clocks in sync.
+ */
+export class PostgresLedger implements LedgerStore {
+  readonly location: string;
+  private poolPromise: Promise<Pool> | undefined;
+  private ready: Promise<Pool> | undefined;
+  private closed = false;
+
+  /** Connects on first use (pg is loaded only then); `scope` as for the file ledger. */
+  constructor(
+    private readonly url: string,
+    private readonly budget: ExportBudget,
+    private readonly now: () => number,
+    private readonly scope: string,
+  ) {
+    this.location = describeDatabase(url);
+  }
+
+  async list(limit = 20): Promise<LedgerEntry[]> {
+    const rows = await this.query<{ entry: LedgerEntry }>(
+      "SELECT entry FROM crm_export_jobs WHERE scope = $1 ORDER BY seq DESC LIMIT $2",
+      [this.scope, limit],
+    );
+    return rows.map((r) => r.entry);
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.query<{ n: string }>(
+      "SELECT count(*) AS n FROM crm_export_jobs WHERE scope = $1",
+      [this.scope],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async recent(
+    limit: number,
+  ): Promise<{ entries: LedgerEntry[]; total: number; budget: BudgetStatus }> {
+    const [entries, total, budget] = await Promise.all([
+      this.list(limit),
+      this.count(),
+      this.budgetStatus(),
+    ]);
+    return { entries, total, budget };
+  }
+
+  async get(jobId: string): Promise<LedgerEntry | undefined> {
+    const rows = await this.query<{ entry: LedgerEntry }>(
+      "SELECT entry FROM crm_export_jobs WHERE scope = $1 AND job_id = $2",
+      [this.scope, jobId],
+    );
+    return rows[0]?.entry;
+  }
+
+  takeWarnings(): string[] {
+    return [];
+  }
+
+  async findReusable(
+    requestKey: string,
+    options: ReuseOptions = {},
+  ): Promise<LedgerEntry | undefined> {
+    const rows = await this.query<{ entry: LedgerEntry }>(
+      `SELECT entry FROM crm_export_jobs
+       WHERE scope = $1 AND request_key = $2 AND status = 'completed'
+       ORDER BY seq DESC LIMIT 50`,
+      [this.scope, requestKey],
+    );
+    return pickReusable(
+      rows.map((r) => r.entry),
+      this.now(),
+      options,
+    );
+  }
+
+  async budgetStatus(): Promise<BudgetStatus> {
+    const at = this.now();
+    const [calls, until] = await Promise.all([
+      this.query<{ at: string }>(
+        "SELECT at FROM crm_export_create_calls WHERE scope = $1 AND at > $2",
+        [this.scope, at - this.budget.windowSeconds * 1000],
+      ),
+      this.query<{ rate_limited_until: string | null }>(
+        "SELECT rate_limited_until FROM crm_export_budget WHERE scope = $1",
+        [this.scope],
+      ),
+    ]);
+    return budgetStatus(
+      calls.map((c) => Number(c.at)),
+      numberOrUndefined(until[0]?.rate_limited_until),
+      this.budget,
+      at,
+    );
+  }
+
+  async reserveCreate(): Promise<CreateReservation> {
+    return this.transaction(async (client) => {
+      // The scope's budget row is the lock every reservation of every process queues on.
+      await client.query(
+        "INSERT INTO crm_export_budget (scope) VALUES ($1) ON CONFLICT (scope) DO NOTHING",
+        [this.scope],
+      );
+      const locked = await client.query<{ rate_limited_until: string | null }>(
+        "SELECT rate_limited_until FROM crm_export_budget WHERE scope = $1 FOR UPDATE",
+        [this.scope],
+      );
+      const at = this.now();
+      const windowMs = this.budget.windowSeconds * 1000;
+      // Calls long out of any window are dropped; two windows back leaves room for clock skew.
+      await client.query("DELETE FROM crm_export_create_calls WHERE scope = $1 AND at <= $2", [
+        this.scope,
+        at - 2 * windowMs,
+      ]);
+      const calls = await client.query<{ at: string }>(
+        "SELECT at FROM crm_export_create_calls WHERE scope = $1 AND at > $2",
+        [this.scope, at - windowMs],
+      );
+      const times = calls.rows.map((c) => Number(c.at));
+      const until = numberOrUndefined(locked.rows[0]?.rate_limited_until);
+      const status = budgetStatus(times, until, this.budget, at);
+      if (!status.allowed) return { reserved: false, status };
+      await client.query("INSERT INTO crm_export_create_calls (scope, at) VALUES ($1, $2)", [
+        this.scope,
+        at,
+      ]);
+      return { reserved: true, status: budgetStatus([...times, at], until, this.budget, at) };
+    });
+  }
+
+  async markLost(jobId: string): Promise<void> {
+    const at = new Date(this.now()).toISOString();
+    await this.change(jobId, (entry) => {
+      entry.lost_at ??= at;
+    });
+  }
+
+  async recordRateLimit(retryAfterMs: number | undefined): Promise<void> {
+    // Without Retry-After, assume the whole window; the service gave no better hint.
+    const until = this.now() + (retryAfterMs ?? this.budget.windowSeconds * 1000);
+    await this.query(
+      `INSERT INTO crm_export_budget (scope, rate_limited_until) VALUES ($1, $2)
+       ON CONFLICT (scope) DO UPDATE SET rate_limited_until =
+         GREATEST(COALESCE(crm_export_budget.rate_limited_until, 0), EXCLUDED.rate_limited_until)`,
+      [this.scope, until],
+    );
+  }
+
+  async recordCreated(
+    request: CreateExportJobRequest,
+    requestKey: string,
+    job: ExportJob,
+    createdBy?: string,
+  ): Promise<LedgerEntry> {
+    const at = new Date(this.now()).toISOString();
+    const entry: LedgerEntry = {
+      job_id: job._id,
+      request,
+      request_key: requestKey,
+      requested_at: at,
+      ...(createdBy === undefined ? {} : { created_by: createdBy }),
+      status: job.status,
+      history: [{ status: job.status, at }],
+      job: safeJob(job),
+    };
+    // A job ID seen again (a sandbox restarted with the same IDs) starts over as the newest.
+    await this.query(
+      `INSERT INTO crm_export_jobs (scope, job_id, request_key, status, created_by, entry)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (scope, job_id) DO UPDATE SET request_key = EXCLUDED.request_key,
+         status = EXCLUDED.status, created_by = EXCLUDED.created_by, entry = EXCLUDED.entry,
+         seq = nextval('crm_export_jobs_order')`,
+      [this.scope, job._id, requestKey, job.status, createdBy ?? null, entry],
+    );
+    return entry;
+  }
+
+  async updateJob(job: ExportJob): Promise<LedgerEntry | undefined> {
+    const at = new Date(this.now()).toISOString();
+    return this.change(job._id, (entry) => {
+      if (entry.status !== job.status) entry.history.push({ status: job.status, at });
+      entry.status = job.status;
+      entry.job = safeJob(job);
+    });
+  }
+
+  async recordDownload(jobId: string, path: string, bytes: number): Promise<void> {
+    const at = new Date(this.now()).toISOString();
+    await this.change(jobId, (entry) => {
+      entry.file_path = path;
+      entry.file_bytes = bytes;
+      entry.downloaded_at = at;
+      delete entry.file_removed_at;
+      delete entry.file_removed_reason;
+    });
+  }
+
+  async markFilesRemoved(
+    removed: ReadonlyArray<{ path: string; reason: "age" | "size" }>,
+  ): Promise<number> {
+    if (removed.length === 0) return 0;
+    const byPath = new Map(removed.map((r) => [r.path, r.reason]));
+    const at = new Date(this.now()).toISOString();
+    return this.transaction(async (client) => {
+      const rows = await client.query<{ job_id: string; entry: LedgerEntry }>(
+        `SELECT job_id, entry FROM crm_export_jobs
+         WHERE scope = $1 AND entry->>'file_path' = ANY($2::text[])
+           AND NOT entry ? 'file_removed_at'
+         FOR UPDATE`,
+        [this.scope, [...byPath.keys()]],
+      );
+      for (const { job_id, entry } of rows.rows) {
+        entry.file_removed_at = at;
+        entry.file_removed_reason = byPath.get(entry.file_path ?? "");
+        await client.query(
+          "UPDATE crm_export_jobs SET entry = $3 WHERE scope = $1 AND job_id = $2",
+          [this.scope, job_id, entry],
+        );
+      }
+      return rows.rows.length;
+    });
+  }
+
+  async downloadedFiles(): Promise<LedgerEntry[]> {
+    const rows = await this.query<{ entry: LedgerEntry }>(
+      `SELECT entry FROM crm_export_jobs WHERE scope = $1 AND entry ? 'file_path'
+       ORDER BY seq DESC LIMIT 500`,
+      [this.scope],
+    );
+    return withFilePresent(rows.map((r) => r.entry));
+  }
+
+  async acquireDownloadLease(jobId: string, holder: string, ttlMs: number): Promise<boolean> {
+    const at = this.now();
+    const rows = await this.query(
+      `INSERT INTO crm_download_leases (scope, job_id, holder, expires) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (scope, job_id) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
+       WHERE crm_download_leases.holder = EXCLUDED.holder OR crm_download_leases.expires <= $5
+       RETURNING holder`,
+      [this.scope, jobId, holder, at + ttlMs, at],
+    );
+    return rows.length === 1;
+  }
+
+  async releaseDownloadLease(jobId: string, holder: string): Promise<void> {
+    await this.query(
+      "DELETE FROM crm_download_leases WHERE scope = $1 AND job_id = $2 AND holder = $3",
+      [this.scope, jobId, holder],
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.poolPromise;
+    this.poolPromise = undefined;
+    this.ready = undefined;
+    if (pool !== undefined) await (await pool).end();
+  }
+
+  /** Read, change, write one entry in a transaction holding its row lock. */
+  private async change(
+    jobId: string,
+    edit: (entry: LedgerEntry) => void,
+  ): Promise<LedgerEntry | undefined> {
+    return this.transaction(async (client) => {
+      const rows = await client.query<{ entry: LedgerEntry }>(
+        "SELECT entry FROM crm_export_jobs WHERE scope = $1 AND job_id = $2 FOR UPDATE",
+        [this.scope, jobId],
+      );
+      const entry = rows.rows[0]?.entry;
+      if (entry === undefined) return undefined;
+      const before = JSON.stringify(entry);
+      edit(entry);
+      // A poll that saw no news writes nothing.
+      if (JSON.stringify(entry) !== before) {
+        await client.query(
+          "UPDATE crm_export_jobs SET status = $3, entry = $4 WHERE scope = $1 AND job_id = $2",
+          [this.scope, jobId, entry.status, entry],
+        );
+      }
+      return entry;
+    });
+  }
+
+  private async query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
+    const pool = await this.migrated();
+    return (await pool.query<R>(text, values)).rows;
+  }
+
+  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const pool = await this.migrated();
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The pool, once the schema is created or migrated (once per process, before any statement). */
+  private migrated(): Promise<Pool> {
+    if (this.closed) return Promise.reject(new Error("The ledger database connection is closed."));
+    this.poolPromise ??= createPool(this.url);
+    this.ready ??= this.poolPromise.then(async (pool) => {
+      await migrate(pool);
+      return pool;
+    });
+    const ready = this.ready;
+    // A database that was down is tried again on the next call rather than failing forever.
+    ready.catch((error: unknown) => {
+      if (this.ready === ready) this.ready = undefined;
+      log.warn("ledger database not ready", {
+        database: this.location,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+    return ready;
+  }
+}
+
+/** Connections each server process keeps at most; PostgreSQL allows 100 by default. */
+const POOL_SIZE = 10;
+
+async function createPool(url: string): Promise<Pool> {
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    application_name: "crm-insights-mcp",
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    // A statement stuck behind a lock fails the call instead of hanging it.
+    statement_timeout: 15_000,
+  });
+  // An idle connection dropped by the server must not end the process (pg emits it on the pool).
+  pool.on("error", (error) => {
+    log.warn("ledger database connection lost", { error: error.message });
+  });
+  return pool;
+}
+
+function numberOrUndefined(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}

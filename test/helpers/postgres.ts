@@ -1,0 +1,97 @@
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/**
+ * A throwaway PostgreSQL cluster for tests: initdb into a temporary folder, started on a free
+ * loopback port (and a socket in that folder), removed afterwards. PostgreSQL refuses to run as
+ * root, so as root it runs as the `postgres` user (Debian's package creates it). Without the
+ * binaries the tests fail, unless CRM_TEST_SKIP_POSTGRES=1 says skipping is allowed.
+ */
+export interface TestPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const ROOT = "/usr/lib/postgresql";
+
+export function postgresBinDir(): string | undefined {
+  if (!existsSync(ROOT)) return undefined;
+  const versions = readdirSync(ROOT)
+    .filter((v) => existsSync(join(ROOT, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : join(ROOT, versions[0], "bin");
+}
+
+/** True when the tests may skip: no binaries and the environment allows it. */
+export function skipPostgres(): boolean {
+  return postgresBinDir() === undefined && process.env.CRM_TEST_SKIP_POSTGRES === "1";
+}
+
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const bin = postgresBinDir();
+  if (bin === undefined) {
+    throw new Error(
+      `PostgreSQL binaries not found under ${ROOT}: install them (apt-get install -y postgresql), or set CRM_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests.`,
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), "crm-pg-"));
+  const data = join(dir, "data");
+  const asRoot = process.getuid?.() === 0;
+  let uid: number | undefined;
+  let gid: number | undefined;
+  if (asRoot) {
+    const { stdout } = await run("id", ["-u", "postgres"]);
+    const { stdout: g } = await run("id", ["-g", "postgres"]);
+    uid = Number(stdout.trim());
+    gid = Number(g.trim());
+    await chown(dir, uid, gid);
+  }
+  await chmod(dir, 0o700);
+  const as = (cmd: string, args: string[]) =>
+    asRoot
+      ? run("runuser", ["-u", "postgres", "--", join(bin, cmd), ...args], { cwd: dir })
+      : run(join(bin, cmd), args, { cwd: dir });
+  const port = await freePort();
+  await as("initdb", ["-D", data, "-U", "crm", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  await as("pg_ctl", [
+    "-D",
+    data,
+    "-w",
+    "-t",
+    "60",
+    "-l",
+    join(dir, "server.log"),
+    "-o",
+    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
+    "start",
+  ]);
+  let stopped = false;
+  return {
+    url: `postgres://crm@127.0.0.1:${port}/postgres`,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await as("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
