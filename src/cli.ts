@@ -21,6 +21,13 @@ async function main(): Promise<number> {
       const { runSummarizeCommand } = await import("./analysis/cli.js");
       return runSummarizeCommand(args);
     }
+    case "serve": {
+      const { runServeCommand } = await import("./http/cli.js");
+      const code = await runServeCommand(args);
+      // Everything is closed by now; a stray handle must not keep a stopped server alive.
+      setTimeout(() => process.exit(code), 2000).unref();
+      return code;
+    }
     case "doctor": {
       const { runDoctorCommand } = await import("./doctor/cli.js");
       return runDoctorCommand(args);
@@ -51,6 +58,9 @@ const USAGE = `Usage:
                                         local sandbox service with synthetic data
   crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T]
                                         summarize a campaign CSV or scenario XLSX export
+  crm-insights-mcp serve --http [--port N] [--host H]
+                                        the MCP server over Streamable HTTP at /mcp for a team
+                                        (CRM_HTTP_TOKENS, CRM_DATABASE_URL; see docs/team-mode.md)
   crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
                                         against the service (creates no export job)
   crm-insights-mcp --version            the package version

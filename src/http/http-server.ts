@@ -1,0 +1,369 @@
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  validateHostHeader,
+  validateOriginHeader,
+} from "@modelcontextprotocol/server";
+import type { Config } from "../config.js";
+import { log } from "../log.js";
+import { isLoopbackHost } from "../loopback-host.js";
+import { createServer } from "../server.js";
+import type { ToolRuntime } from "../tools/tool.js";
+import type { HttpSettings } from "./http-config.js";
+import { matchToken } from "./tokens.js";
+
+/**
+ * MCP over Streamable HTTP at `/mcp`, stateless per request (the SDK's createMcpHandler builds a
+ * server instance for each request, for both protocol eras), so any number of processes can run
+ * behind a load balancer with the ledger in PostgreSQL. In front of the SDK's handler, in order:
+ * the Host and Origin checks (DNS rebinding), the bearer token, the body size and the number of
+ * requests in flight. `/health` answers a load balancer.
+ */
+export interface HttpServerOptions {
+  config: Config;
+  settings: HttpSettings;
+  runtime: ToolRuntime;
+  sandboxGuide?: string | undefined;
+  version: string;
+}
+
+export interface RunningHttpServer {
+  /** `http://host:port/mcp` */
+  url: string;
+  port: number;
+  /** Requests being served now (MCP and health). */
+  inFlight(): number;
+  /**
+   * Stops accepting requests, lets the ones in flight finish for up to `graceMs`, then cuts the
+   * rest (their tool calls see a cancellation) and closes the runtime.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const { config, settings, runtime } = options;
+  const loopback = isLoopbackHost(settings.host);
+  const allowedHosts = [
+    ...(loopback ? localhostAllowedHostnames() : []),
+    ...settings.allowedHosts.map(bracketed),
+  ];
+  const allowedOrigins = [
+    ...(loopback ? localhostAllowedOrigins() : []),
+    ...settings.allowedOrigins.map(bracketed),
+  ];
+
+  const mcp = createMcpHandler(
+    (ctx) =>
+      createServer(config, {
+        runtime,
+        ...(options.sandboxGuide === undefined ? {} : { sandboxGuide: options.sandboxGuide }),
+        ...(ctx.authInfo?.clientId === undefined ? {} : { principal: ctx.authInfo.clientId }),
+      }).server,
+    {
+      legacy: "stateless",
+      maxRequestBodySize: settings.maxBodyBytes,
+      onerror: (error) => log.debug("mcp handler", { error: error.message }),
+    },
+  );
+  const nodeHandler = toNodeHandler(mcp, {
+    maxRequestBodySize: settings.maxBodyBytes,
+    onerror: (error) => log.warn("mcp request failed", { error: error.message }),
+  });
+
+  let inFlight = 0;
+  let draining = false;
+  const idle = new Set<() => void>();
+
+  const handle = async (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse) => {
+    const started = Date.now();
+    inFlight += 1;
+    let who: string | undefined;
+    res.once("close", () => {
+      inFlight -= 1;
+      log.info("http request", {
+        method: req.method,
+        path: pathOf(req),
+        status: res.statusCode,
+        ...(who === undefined ? {} : { token: who }),
+        ms: Date.now() - started,
+      });
+      if (inFlight === 0) for (const resolve of idle) resolve();
+    });
+    const path = pathOf(req);
+    const host = validateHostHeader(req.headers.host, allowedHosts);
+    if (allowedHosts.length > 0 && !host.ok) {
+      return reply(res, 403, rpcError(-32000, `Forbidden: ${host.message}`));
+    }
+    if (path === "/health") {
+      if (req.method !== "GET" && req.method !== "HEAD")
+        return reply(res, 405, { error: "GET only" });
+      return health(res);
+    }
+    if (path !== "/mcp") return reply(res, 404, { error: "Not found: the MCP endpoint is /mcp." });
+    const origin = validateOriginHeader(req.headers.origin, allowedOrigins);
+    if (!origin.ok) {
+      return reply(res, 403, rpcError(-32000, `Forbidden: ${origin.message}`));
+    }
+    if (settings.tokens.length > 0) {
+      const presented = bearer(req.headers.authorization);
+      who = presented === undefined ? undefined : matchToken(settings.tokens, presented);
+      if (who === undefined) {
+        res.setHeader("WWW-Authenticate", 'Bearer realm="crm-insights-mcp", error="invalid_token"');
+        return reply(
+          res,
+          401,
+          rpcError(
+            -32001,
+            presented === undefined
+              ? "Unauthorized: send Authorization: Bearer <token> (ask the server's operator for a token)."
+              : "Unauthorized: the bearer token is not accepted (revoked or mistyped).",
+          ),
+        );
+      }
+      // Expiry is the operator's rotation, not the token's: a day ahead satisfies the SDK's check.
+      req.auth = {
+        token: "[bearer]",
+        clientId: who,
+        scopes: [],
+        expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+      };
+    }
+    if (draining) {
+      res.setHeader("Retry-After", "1");
+      return reply(
+        res,
+        503,
+        rpcError(-32000, "The server is shutting down; retry on another instance."),
+      );
+    }
+    const length = Number(req.headers["content-length"] ?? 0);
+    if (Number.isFinite(length) && length > settings.maxBodyBytes) {
+      res.setHeader("Connection", "close");
+      return reply(
+        res,
+        413,
+        rpcError(
+          -32000,
+          `Payload Too Large: request bodies are limited to ${settings.maxBodyBytes} bytes.`,
+        ),
+      );
+    }
+    // Counted before this request was added: health checks count too, so leave them room.
+    if (inFlight - 1 >= settings.maxConcurrent) {
+      res.setHeader("Retry-After", "1");
+      return reply(
+        res,
+        503,
+        rpcError(
+          -32000,
+          `Busy: ${settings.maxConcurrent} requests are in flight; retry in a second.`,
+        ),
+      );
+    }
+    if (req.method !== "POST") return nodeHandler(req, res);
+    const body = await readBody(req, settings.maxBodyBytes);
+    if (body === "too large") {
+      res.setHeader("Connection", "close");
+      return reply(
+        res,
+        413,
+        rpcError(
+          -32000,
+          `Payload Too Large: request bodies are limited to ${settings.maxBodyBytes} bytes.`,
+        ),
+      );
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body.toString("utf8"));
+    } catch {
+      return reply(res, 400, rpcError(-32700, "Parse error: the body is not JSON."));
+    }
+    const cancelled = cancelledRequestId(message);
+    if (cancelled !== undefined) cancels.cancel(who, cancelled);
+    const untrack = cancels.track(who, requestIdOf(message), res);
+    try {
+      await nodeHandler(req, res, message);
+    } finally {
+      untrack();
+    }
+  };
+  const cancels = new LegacyCancels();
+
+  const health = async (res: ServerResponse) => {
+    if (draining) return reply(res, 503, { status: "draining" });
+    try {
+      // Reads the ledger, so a database that is down shows here.
+      await runtime.ledger.budgetStatus();
+      reply(res, 200, {
+        status: "ok",
+        version: options.version,
+        ledger: config.databaseUrl === undefined ? "file" : "postgres",
+        in_flight: inFlight - 1,
+      });
+    } catch (error) {
+      log.warn("health check failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      reply(res, 503, { status: "ledger unavailable" });
+    }
+  };
+
+  const server = createHttpServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.error("http handler failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      if (!res.headersSent) reply(res, 500, rpcError(-32603, "Internal error"));
+      else res.destroy();
+    });
+  });
+  // A client that sends its request slowly cannot hold a connection forever; responses (SSE
+  // streams of long tool calls) are not limited by these.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${bracketed(settings.host)}:${address.port}/mcp`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    inFlight: () => inFlight,
+    close(graceMs = settings.shutdownGraceMs) {
+      closing ??= (async () => {
+        draining = true;
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (inFlight > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            new Promise<void>((resolve) => idle.add(resolve)),
+            new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, graceMs);
+            }),
+          ]);
+          clearTimeout(timer);
+        }
+        if (inFlight > 0)
+          log.warn("shutdown: cutting requests still running", { in_flight: inFlight });
+        // Aborts modern exchanges in flight; cutting the sockets aborts legacy ones.
+        await mcp.close();
+        server.closeAllConnections();
+        await stopped;
+        await runtime.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Cancellation of 2025-era calls. A modern (2026-07-28) client cancels by closing the call's
+ * stream, which aborts the call on the server. A 2025-era client instead POSTs
+ * `notifications/cancelled` separately, and stateless serving hands it to a fresh server
+ * instance that never saw the call. So calls in flight are tracked here by the caller's token
+ * name and JSON-RPC id, and a cancellation cuts that call's response, which aborts it as a
+ * disconnect does. Only when exactly one call matches: two clients of one token may use the same
+ * id. Behind a load balancer the cancellation must reach the same process (sticky routing).
+ */
+class LegacyCancels {
+  private readonly calls = new Map<string, Set<ServerResponse>>();
+
+  track(who: string | undefined, id: string | number | undefined, res: ServerResponse): () => void {
+    if (id === undefined) return () => undefined;
+    const key = `${who ?? ""}\n${String(id)}`;
+    let set = this.calls.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.calls.set(key, set);
+    }
+    set.add(res);
+    return () => {
+      set.delete(res);
+      if (set.size === 0 && this.calls.get(key) === set) this.calls.delete(key);
+    };
+  }
+
+  cancel(who: string | undefined, id: string | number): void {
+    const set = this.calls.get(`${who ?? ""}\n${String(id)}`);
+    if (set === undefined) return;
+    if (set.size > 1) {
+      log.info("cancellation ambiguous: several calls in flight with that id; none cut", { id });
+      return;
+    }
+    for (const res of set) res.destroy();
+  }
+}
+
+function requestIdOf(message: unknown): string | number | undefined {
+  if (typeof message !== "object" || message === null || !("method" in message)) return undefined;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+function cancelledRequestId(message: unknown): string | number | undefined {
+  const m = message as { method?: unknown; params?: { requestId?: unknown } } | null;
+  if (m?.method !== "notifications/cancelled") return undefined;
+  const id = m.params?.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/** The body, or "too large" as soon as it passes `max` bytes (the rest is not read). */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too large"> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > max) return "too large";
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function pathOf(req: IncomingMessage): string {
+  const raw = req.url ?? "/";
+  const query = raw.indexOf("?");
+  return query === -1 ? raw : raw.slice(0, query);
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match?.[1];
+}
+
+function bracketed(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+function rpcError(code: number, message: string) {
+  return { jsonrpc: "2.0", error: { code, message }, id: null };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
