@@ -1,17 +1,36 @@
-import { finishCampaignSummary } from "./campaign-finish.js";
-import { tallyCampaignRows } from "./campaign-row-pass.js";
+import { availableParallelism } from "node:os";
+import { tallyCampaignRows } from "./campaign-one-pass.js";
+import { tallyInParallel } from "./campaign-parallel.js";
+import { campaignResult } from "./campaign-result.js";
 import type { CampaignSummary } from "./schemas.js";
 
 /**
- * Campaign CSV summary (spec 2.4 and 6) in one streaming pass over the file. Only the columns a
- * figure needs are decoded, and only on the rows that need them; user ids are never turned into
- * strings (see hash-table.ts).
+ * Campaign CSV summary (spec 2.4 and 6): the rows tallied in one streaming pass, by one thread
+ * or, for a large file, by several over byte ranges (campaign-parallel.ts), then the figures.
  */
 
 export interface CampaignSummaryOptions {
   conversionEventType?: string;
   timeZone?: string;
   signal?: AbortSignal;
+  /** Threads to read with; default: the machine's cores (at most 4) for files of 32 MiB and more. */
+  threads?: number;
+  /** Where to cut the file between threads (tests). */
+  cutAt?: number[];
+  /** Bytes per read (tests). */
+  chunkBytes?: number;
+  /** The worker script (tests). */
+  workerUrl?: URL;
+}
+
+/** Below this a worker thread's start-up costs more than it saves. */
+const PARALLEL_MIN_BYTES = 32 << 20;
+const MAX_THREADS = 4;
+
+function threadsFor(bytes: number, asked: number | undefined): number {
+  if (asked !== undefined) return Math.max(1, Math.floor(asked));
+  if (bytes < PARALLEL_MIN_BYTES) return 1;
+  return Math.max(1, Math.min(MAX_THREADS, availableParallelism()));
 }
 
 /** Summarizes a campaign export CSV at `path` (already resolved and size-checked). */
@@ -20,5 +39,14 @@ export async function summarizeCampaignCsv(
   bytes: number,
   options: CampaignSummaryOptions = {},
 ): Promise<CampaignSummary> {
-  return finishCampaignSummary(await tallyCampaignRows(path, bytes, options));
+  const threads = threadsFor(bytes, options.threads);
+  const tally =
+    (threads > 1 ? await tallyInParallel(path, bytes, { ...options, threads }) : undefined) ??
+    (await tallyCampaignRows(path, bytes, options));
+  return campaignResult(tally, {
+    path,
+    bytes,
+    conversionType: options.conversionEventType?.trim() || undefined,
+    timeZone: options.timeZone ?? "Asia/Seoul",
+  });
 }

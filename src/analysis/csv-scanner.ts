@@ -151,6 +151,15 @@ export class CsvScanner {
     return this.line;
   }
 
+  /**
+   * True when the input so far ends exactly at the end of a record (its line ending included):
+   * what follows starts a new record. A scanner that began at a record start knows this for
+   * certain, quoted line breaks included; see campaign-ranges.ts.
+   */
+  get atRecordBoundary(): boolean {
+    return this.carry.length === 0 && this.state === FIELD_START && this.rec.count === 0;
+  }
+
   push(chunk: Buffer): void {
     if (this.ended) throw new Error("CsvScanner.push after end");
     if (chunk.length === 0) return;

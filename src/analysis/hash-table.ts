@@ -8,6 +8,13 @@
 
 const EMPTY = 0;
 
+/** A U64Map's storage as plain data (structured-clonable; `slots.buffer` transferable). */
+export interface U64MapState {
+  slots: Int32Array;
+  stride: number;
+  size: number;
+}
+
 /**
  * 64-bit hash of `buf[start, end)` with a seed; returned through `out` to avoid allocation. The
  * halves are signed 32-bit integers: V8 keeps those unboxed (small integers), where unsigned
@@ -144,6 +151,35 @@ export class U64Map {
     slots[at + 2] = value;
     this.size++;
     if (this.size * 4 > (this.mask + 1) * 3) this.grow();
+  }
+
+  /** The table's storage, for handing a map to another thread (its buffer can be transferred). */
+  toState(): U64MapState {
+    return { slots: this.slots, stride: this.stride, size: this.size };
+  }
+
+  /** A map over storage made by `toState` (in this or another thread); the storage is adopted. */
+  static fromState(state: U64MapState): U64Map {
+    const map = new U64Map(16, state.stride === 3);
+    map.slots = state.slots;
+    map.mask = state.slots.length / state.stride - 1;
+    map.size = state.size;
+    return map;
+  }
+
+  /**
+   * Adds every key of `other`; with values, a key in both keeps the smaller value (the maps hold
+   * earliest times), so merging partial maps gives the map of the whole, in any order.
+   */
+  mergeMin(other: U64Map): void {
+    const slots = other.slots;
+    const stride = other.stride;
+    for (let at = 0; at < slots.length; at += stride) {
+      const h = slots[at] as number;
+      const l = slots[at + 1] as number;
+      if (h === EMPTY && l === EMPTY) continue;
+      this.addMin(h, l, stride === 3 ? (slots[at + 2] as number) : 0);
+    }
   }
 
   forEach(fn: (hi: number, lo: number, value: number) => void): void {

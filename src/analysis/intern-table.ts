@@ -63,13 +63,20 @@ export class InternTable {
       }
     }
     checkKeyLength(rec, col, this.what);
-    const name = fieldText(rec, col);
     // Escaped values compare by text; they are rare enough not to matter for speed.
+    const item = this.intern(fieldText(rec, col), `Line ${rec.line}: more`);
+    this.cache[slot] = item;
+    this.last = item;
+    return item;
+  }
+
+  /** The value's entry, added when new; `where` opens the error when the cap is passed. */
+  intern(name: string, where = "More"): Interned {
     const existing = this.items.find((item) => item.name === name);
     if (existing !== undefined) return existing;
     if (this.items.length >= this.cap) {
       throw new AnalysisError(
-        `Line ${rec.line}: more than ${this.cap} distinct ${this.what} values; this does not look like a campaign export from the service.`,
+        `${where} than ${this.cap} distinct ${this.what} values; this does not look like a campaign export from the service.`,
         "not_campaign_export",
       );
     }
@@ -80,8 +87,6 @@ export class InternTable {
       id: this.items.length,
     };
     this.items.push(item);
-    this.cache[slot] = item;
-    this.last = item;
     return item;
   }
 }

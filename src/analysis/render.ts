@@ -1,6 +1,6 @@
 import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
 import { CONTROL_GROUP } from "./campaign-columns.js";
-import { roundsPhrase } from "./campaign-finish.js";
+import { roundsPhrase } from "./campaign-result.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
 

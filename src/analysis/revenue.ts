@@ -5,8 +5,15 @@ import { safeText } from "./safe-text.js";
 export const AMOUNT_KEYS = ["revenue", "amount", "price", "value", "total", "payment_amount"];
 export const CURRENCY_KEYS = ["currency", "currency_code"];
 
-/** currency -> sum of amounts and the conversion rows that held one */
-export type CurrencySums = Map<string, { amount: number; conversions: number }>;
+/**
+ * currency -> sum of amounts and the conversion rows that held one. Amounts are summed as whole
+ * millionths in a bigint: exact, so the sum is the same whatever the order of the rows or how a
+ * file was split between threads (floating-point sums are not).
+ */
+export type CurrencySums = Map<string, { micros: bigint; conversions: number }>;
+
+/** Most currencies kept per sum; a service file has a handful. */
+const MAX_CURRENCIES = 100;
 
 export interface RevenueAcc {
   /** every conversion row in the file */
@@ -18,6 +25,8 @@ export interface RevenueAcc {
   amountKeys: Map<string, number>;
   currencyKeys: Map<string, number>;
   unparsed: number;
+  /** a currency beyond MAX_CURRENCIES was left out (then partial sums cannot be merged exactly) */
+  capped: boolean;
 }
 
 export function newRevenueAcc(): RevenueAcc {
@@ -28,6 +37,7 @@ export function newRevenueAcc(): RevenueAcc {
     amountKeys: new Map(),
     currencyKeys: new Map(),
     unparsed: 0,
+    capped: false,
   };
 }
 
@@ -69,27 +79,62 @@ export function readRevenue(
         break;
       }
     }
-    addAmount(acc.byCurrency, currency, amount);
-    addAmount(control ? acc.controlGroup : acc.sendGroups, currency, amount);
+    const micros = BigInt(Math.round(amount * 1e6));
+    addAmount(acc, acc.byCurrency, currency, micros, 1);
+    addAmount(acc, control ? acc.controlGroup : acc.sendGroups, currency, micros, 1);
     return;
   }
 }
 
-function addAmount(sums: CurrencySums, currency: string, amount: number): void {
+function addAmount(
+  acc: RevenueAcc,
+  sums: CurrencySums,
+  currency: string,
+  micros: bigint,
+  conversions: number,
+): void {
   const entry = sums.get(currency);
   if (entry === undefined) {
-    // A service file has a handful of currencies; the cap keeps a hostile one bounded.
-    if (sums.size < 100) sums.set(currency, { amount, conversions: 1 });
+    // The cap keeps a hostile file bounded.
+    if (sums.size < MAX_CURRENCIES) sums.set(currency, { micros, conversions });
+    else acc.capped = true;
   } else {
-    entry.amount += amount;
-    entry.conversions++;
+    entry.micros += micros;
+    entry.conversions += conversions;
   }
 }
 
-export function mostUsed(keys: Map<string, number>): string | null {
+/** The amount of a sum, as a number. */
+export function amountOf(micros: bigint): number {
+  const whole = micros / 1_000_000n;
+  return Number(whole) + Number(micros - whole * 1_000_000n) / 1e6;
+}
+
+/** Adds another part of the file's revenue (see campaign-tally.ts) into `acc`. */
+export function mergeRevenue(acc: RevenueAcc, part: RevenueAcc): void {
+  const sums: [CurrencySums, CurrencySums][] = [
+    [acc.byCurrency, part.byCurrency],
+    [acc.sendGroups, part.sendGroups],
+    [acc.controlGroup, part.controlGroup],
+  ];
+  for (const [into, from] of sums) {
+    for (const [currency, v] of from) addAmount(acc, into, currency, v.micros, v.conversions);
+  }
+  for (const [key, n] of part.amountKeys)
+    acc.amountKeys.set(key, (acc.amountKeys.get(key) ?? 0) + n);
+  for (const [key, n] of part.currencyKeys) {
+    acc.currencyKeys.set(key, (acc.currencyKeys.get(key) ?? 0) + n);
+  }
+  acc.unparsed += part.unparsed;
+  acc.capped ||= part.capped;
+}
+
+/** The key used most; a tie goes to the key listed first in `order` (not to the file's order). */
+export function mostUsed(keys: Map<string, number>, order: readonly string[]): string | null {
   let best: string | null = null;
   let bestCount = 0;
-  for (const [key, count] of keys) {
+  for (const key of order) {
+    const count = keys.get(key) ?? 0;
     if (count > bestCount) {
       best = key;
       bestCount = count;

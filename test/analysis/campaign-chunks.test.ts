@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tallyCampaignRows } from "../../src/analysis/campaign-row-pass.js";
+import { tallyCampaignRows } from "../../src/analysis/campaign-one-pass.js";
 import { AnalysisError } from "../../src/analysis/errors.js";
 import { summarizeFile } from "../../src/analysis/index.js";
 import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";

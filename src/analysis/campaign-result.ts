@@ -1,21 +1,44 @@
 import { formatCount, percent } from "../format.js";
 import { abReadout, type RoundDerived } from "./ab-readout.js";
 import { CONTROL_GROUP, MAX_KEY_BYTES } from "./campaign-columns.js";
-import type { CampaignTally } from "./campaign-row-pass.js";
+import type { CampaignTally } from "./campaign-tally.js";
 import { ROLE_NAMES } from "./event-roles.js";
 import { U64Map } from "./hash-table.js";
 import { NO_TIME } from "./local-time.js";
-import { AMOUNT_KEYS, type CurrencySums, mostUsed } from "./revenue.js";
+import { AMOUNT_KEYS, amountOf, CURRENCY_KEYS, type CurrencySums, mostUsed } from "./revenue.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary } from "./schemas.js";
 import { quantileSorted, ratio, round6 } from "./stats.js";
 
-/** The finish step: the contract's fields and the notes, built from the row pass's tallies. */
+/**
+ * The campaign summary's result: the contract's fields and the notes, built from the row pass's
+ * tally. Lists come in an order of their own (rounds by time, task and group; event types and
+ * channels by count), never the file's, so any order of the same rows reads the same.
+ */
 
-export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
+export interface CampaignFile {
+  path: string;
+  bytes: number;
+  conversionType: string | undefined;
+  timeZone: string;
+}
+
+/** Code-unit order: the same on every machine (localeCompare is not). */
+function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function campaignResult(tally: CampaignTally, file: CampaignFile): CampaignSummary {
+  const input = { ...tally, ...file };
   const deltas: number[] = [];
   let opensBeforeReceipt = 0;
-  const derived: RoundDerived[] = input.rounds.map((r) => {
+  const rounds = [...input.rounds].sort(
+    (a, b) =>
+      byText(a.scheduled_at, b.scheduled_at) ||
+      byText(a.rawTask, b.rawTask) ||
+      byText(a.rawGroup, b.rawGroup),
+  );
+  const derived: RoundDerived[] = rounds.map((r) => {
     let openedReceived = 0;
     r.firstOpen.forEach((hi, lo, openAt) => {
       const receivedAt = r.receipts.get(hi, lo, NO_TIME);
@@ -55,7 +78,7 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
       open_rate: round6(ratio(r.opens, r.received)),
       open_rate_users: round6(ratio(openUsers, receivedUsers)),
       conversion_rate: round6(ratio(r.conversions, r.opens)),
-      channels: [...r.channels].map((id) => input.channels.items[id]?.shown ?? ""),
+      channels: [...r.channels].map((id) => input.channels.items[id]?.shown ?? "").sort(byText),
     };
     return {
       round,
@@ -80,7 +103,7 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
   // Distinct converted users of the send groups: a control user never got a message, so the
   // headline counts only those who did (the contract's conversion_users stays file-wide).
   const sendConverters = new U64Map(64, false);
-  for (const r of input.rounds) {
+  for (const r of rounds) {
     if (r.group === CONTROL_GROUP) continue;
     r.conversionUsers.forEach((hi, lo) => {
       sendConverters.add(hi, lo);
@@ -111,14 +134,18 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
   };
 
   const errorList = [...input.errorCodes.entries()].sort(
-    (a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]),
+    (a, b) => b[1].count - a[1].count || byText(a[0], b[0]),
   );
 
-  const eventTypes = input.eventTypes.items.map((item) => ({
-    event_type: item.shown,
-    count: input.eventCounts[item.id] ?? 0,
-    role: ROLE_NAMES[input.eventRoles[item.id] ?? 7] ?? "other",
-  }));
+  const eventTypes = input.eventTypes.items
+    .map((item) => ({
+      event_type: item.shown,
+      count: input.eventCounts[item.id] ?? 0,
+      role: ROLE_NAMES[input.eventRoles[item.id] ?? 7] ?? "other",
+      name: item.name,
+    }))
+    .sort((a, b) => b.count - a.count || byText(a.name, b.name))
+    .map(({ name: _name, ...shown }) => shown);
   const conversionTypes = eventTypes
     .filter((t) => t.role === "conversion")
     .map((t) => t.event_type);
@@ -134,19 +161,23 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
       : "No conversion events in the file (no event type besides send records, opens and landing clicks).";
   }
 
-  const byChannel = input.channels.items.map((item) => {
-    const acc = input.channelAcc[item.id] ?? { sent: 0, received: 0, failed: 0 };
-    return {
-      channel: item.shown || "(empty)",
-      sent: acc.sent,
-      received: acc.received,
-      failed: acc.failed,
-      success_rate: round6(ratio(acc.received, acc.received + acc.failed)),
-    };
-  });
+  const byChannel = input.channels.items
+    .map((item) => {
+      const acc = input.channelAcc[item.id] ?? { sent: 0, received: 0, failed: 0 };
+      return {
+        name: item.name,
+        channel: item.shown || "(empty)",
+        sent: acc.sent,
+        received: acc.received,
+        failed: acc.failed,
+        success_rate: round6(ratio(acc.received, acc.received + acc.failed)),
+      };
+    })
+    .sort((a, b) => b.sent - a.sent || byText(a.name, b.name))
+    .map(({ name: _name, ...shown }) => shown);
 
-  const amountKey = mostUsed(input.revenue.amountKeys);
-  const currencyKey = mostUsed(input.revenue.currencyKeys);
+  const amountKey = mostUsed(input.revenue.amountKeys, AMOUNT_KEYS);
+  const currencyKey = mostUsed(input.revenue.currencyKeys, CURRENCY_KEYS);
   const byCurrency = currencyList(input.revenue.byCurrency);
   const revenueNote =
     conversions === 0
@@ -216,8 +247,12 @@ export function finishCampaignSummary(input: CampaignTally): CampaignSummary {
 
 function currencyList(sums: CurrencySums): CampaignSummary["revenue"]["by_currency"] {
   return [...sums.entries()]
-    .map(([currency, v]) => ({ currency, amount: round6(v.amount), conversions: v.conversions }))
-    .sort((a, b) => b.conversions - a.conversions);
+    .map(([currency, v]) => ({
+      currency,
+      amount: round6(amountOf(v.micros)),
+      conversions: v.conversions,
+    }))
+    .sort((a, b) => b.conversions - a.conversions || byText(a.currency, b.currency));
 }
 
 /** A list for a note, kept short: the structured result has the full list. */

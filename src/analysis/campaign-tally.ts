@@ -1,0 +1,279 @@
+import { AnalysisError } from "./errors.js";
+import { U64Map, type U64MapState } from "./hash-table.js";
+import { InternTable } from "./intern-table.js";
+import { mergeRevenue, newRevenueAcc, type RevenueAcc } from "./revenue.js";
+import { MAX_ROUNDS, type RoundAcc, type RoundSizes, RoundTable } from "./round-table.js";
+
+/**
+ * The row pass's accumulators over a campaign CSV (or one byte range of it), and how the tallies
+ * of several ranges become the whole file's: counts add, user maps are unioned (earliest times
+ * kept), named things (rounds, event types, channels, codes) are matched by name. Every figure is
+ * independent of the order the rows came in, so a file split between threads, or its rows in any
+ * order, gives the same tally.
+ */
+
+const MAX_EVENT_TYPES = 1_000;
+const MAX_CHANNELS = 200;
+export const MAX_ERROR_CODES = 1_000;
+
+export interface ChannelAcc {
+  sent: number;
+  received: number;
+  failed: number;
+}
+
+export interface ErrorCodeAcc {
+  count: number;
+  /** the smallest message seen with the code (by its bytes in the file), made safe to show */
+  sample: string;
+  /** its raw field bytes, to compare the next message with */
+  sampleBytes: Uint8Array | null;
+}
+
+export interface CampaignTally {
+  rows: number;
+  unidentified: number;
+  roundTable: RoundTable;
+  /** the rounds in the order first seen (roundTable.rounds) */
+  rounds: RoundAcc[];
+  eventTypes: InternTable;
+  eventRoles: number[];
+  eventCounts: number[];
+  channels: InternTable;
+  channelAcc: ChannelAcc[];
+  errorCodes: Map<string, ErrorCodeAcc>;
+  revenue: RevenueAcc;
+  openUsers: U64Map;
+  clickUsers: U64Map;
+  conversionUsers: U64Map;
+  receivedUsers: U64Map;
+  opensByHour: number[];
+  /** a cap that keeps only the first N of something was reached */
+  errorCodesCapped: boolean;
+  headerSeen: boolean;
+  /** a row with the wrong number of columns, reported when the next row (or the end) comes */
+  pendingBadRecord: { line: number; count: number } | undefined;
+  /** the last row's line, and whether its last field is JSON visibly cut short */
+  lastLine: number;
+  lastJsonCut: boolean;
+  /** notes for the reader (a file that may be truncated) */
+  warnings: string[];
+}
+
+/** A tally for `bytes` of CSV, its maps sized from that. */
+export function newTally(bytes: number): CampaignTally {
+  // The first round's maps are sized from the file; each later round's from the round before
+  // it (a campaign's rounds are similar), so they rarely grow, and a file of many small rounds
+  // never reserves a large map for each.
+  const firstSizes: RoundSizes = {
+    receipts: Math.min(1 << 16, bytes / 4000),
+    firstOpen: Math.min(1 << 14, bytes / 16000),
+    clicks: 16,
+    conversions: 16,
+  };
+  const roundTable = new RoundTable((prev) =>
+    prev === undefined
+      ? firstSizes
+      : {
+          receipts: prev.receipts.size,
+          firstOpen: prev.firstOpen.size,
+          clicks: prev.clickUsers.size,
+          conversions: prev.conversionUsers.size,
+        },
+  );
+  return {
+    rows: 0,
+    unidentified: 0,
+    roundTable,
+    rounds: roundTable.rounds,
+    eventTypes: new InternTable(MAX_EVENT_TYPES, "event_type"),
+    eventRoles: [],
+    eventCounts: [],
+    channels: new InternTable(MAX_CHANNELS, "channel"),
+    channelAcc: [],
+    errorCodes: new Map(),
+    revenue: newRevenueAcc(),
+    openUsers: new U64Map(1024, false),
+    clickUsers: new U64Map(1024, false),
+    conversionUsers: new U64Map(1024, false),
+    // Sized from the file (a receipt row is 100-150 bytes) so the big sets rarely grow; capped so
+    // a huge file does not reserve memory it may not need.
+    receivedUsers: new U64Map(Math.min(1 << 20, bytes / 400), false),
+    opensByHour: new Array<number>(24).fill(0),
+    errorCodesCapped: false,
+    headerSeen: false,
+    pendingBadRecord: undefined,
+    lastLine: 0,
+    lastJsonCut: false,
+    warnings: [],
+  };
+}
+
+/** A round as plain data, for another thread. */
+export interface RoundPart {
+  rawTask: string;
+  scheduled: string;
+  rawGroup: string;
+  counts: [number, number, number, number, number, number, number];
+  receipts: U64MapState;
+  firstOpen: U64MapState;
+  clickUsers: U64MapState;
+  conversionUsers: U64MapState;
+  controlUsers: U64MapState;
+  channels: string[];
+}
+
+/** A tally as plain data (structured-clonable): what a worker thread sends back. */
+export interface TallyPart {
+  rows: number;
+  unidentified: number;
+  rounds: RoundPart[];
+  eventTypes: { name: string; count: number }[];
+  channels: { name: string; acc: ChannelAcc }[];
+  errorCodes: [string, ErrorCodeAcc][];
+  revenue: RevenueAcc;
+  openUsers: U64MapState;
+  clickUsers: U64MapState;
+  conversionUsers: U64MapState;
+  receivedUsers: U64MapState;
+  opensByHour: number[];
+  errorCodesCapped: boolean;
+  pendingBadRecord: { line: number; count: number } | undefined;
+  lastJsonCut: boolean;
+}
+
+/** The tally as plain data, and the buffers to transfer (not copy) with it. */
+export function toPart(t: CampaignTally): { part: TallyPart; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const state = (map: U64Map): U64MapState => {
+    const s = map.toState();
+    transfer.push(s.slots.buffer as ArrayBuffer);
+    return s;
+  };
+  const channelName = (id: number): string => t.channels.items[id]?.name ?? "";
+  const part: TallyPart = {
+    rows: t.rows,
+    unidentified: t.unidentified,
+    rounds: t.rounds.map((r) => ({
+      rawTask: r.rawTask,
+      scheduled: r.scheduled_at,
+      rawGroup: r.rawGroup,
+      counts: [r.sent, r.received, r.failed, r.control, r.opens, r.clicks, r.conversions],
+      receipts: state(r.receipts),
+      firstOpen: state(r.firstOpen),
+      clickUsers: state(r.clickUsers),
+      conversionUsers: state(r.conversionUsers),
+      controlUsers: state(r.controlUsers),
+      channels: [...r.channels].map(channelName),
+    })),
+    eventTypes: t.eventTypes.items.map((item) => ({
+      name: item.name,
+      count: t.eventCounts[item.id] ?? 0,
+    })),
+    channels: t.channels.items.map((item) => ({
+      name: item.name,
+      acc: t.channelAcc[item.id] ?? { sent: 0, received: 0, failed: 0 },
+    })),
+    errorCodes: [...t.errorCodes.entries()],
+    revenue: t.revenue,
+    openUsers: state(t.openUsers),
+    clickUsers: state(t.clickUsers),
+    conversionUsers: state(t.conversionUsers),
+    receivedUsers: state(t.receivedUsers),
+    opensByHour: t.opensByHour,
+    errorCodesCapped: t.errorCodesCapped,
+    pendingBadRecord: t.pendingBadRecord,
+    lastJsonCut: t.lastJsonCut,
+  };
+  return { part, transfer };
+}
+
+/** Thrown when partial tallies cannot be merged exactly (a cap was reached): read in one pass. */
+export class NeedsOnePass extends Error {
+  override name = "NeedsOnePass";
+}
+
+/**
+ * Adds the tally of the range that follows into `t`. The part's maps are read once and can be
+ * dropped afterwards. `roleOf` gives an event type's role code (it depends only on the name).
+ */
+export function mergePart(
+  t: CampaignTally,
+  part: TallyPart,
+  roleCode: (name: string) => number,
+): void {
+  if (part.errorCodesCapped || part.revenue.capped) throw new NeedsOnePass("a cap was reached");
+  const internOrRetry = (table: InternTable, name: string) => {
+    try {
+      return table.intern(name);
+    } catch (error) {
+      if (error instanceof AnalysisError) throw new NeedsOnePass(error.message);
+      throw error;
+    }
+  };
+  t.rows += part.rows;
+  t.unidentified += part.unidentified;
+  for (const { name, count } of part.eventTypes) {
+    const item = internOrRetry(t.eventTypes, name);
+    if (t.eventRoles[item.id] === undefined) t.eventRoles[item.id] = roleCode(name);
+    t.eventCounts[item.id] = (t.eventCounts[item.id] ?? 0) + count;
+  }
+  const channelIds = new Map<string, number>();
+  for (const { name, acc } of part.channels) {
+    const item = internOrRetry(t.channels, name);
+    channelIds.set(name, item.id);
+    const into = t.channelAcc[item.id];
+    if (into === undefined) t.channelAcc[item.id] = { ...acc };
+    else {
+      into.sent += acc.sent;
+      into.received += acc.received;
+      into.failed += acc.failed;
+    }
+  }
+  for (const r of part.rounds) {
+    let round = t.roundTable.find(r.rawTask, r.scheduled, r.rawGroup);
+    if (round === undefined) {
+      if (t.rounds.length >= MAX_ROUNDS) throw new NeedsOnePass("too many rounds");
+      round = t.roundTable.add(r.rawTask, r.scheduled, r.rawGroup);
+    }
+    const [sent, received, failed, control, opens, clicks, conversions] = r.counts;
+    round.sent += sent;
+    round.received += received;
+    round.failed += failed;
+    round.control += control;
+    round.opens += opens;
+    round.clicks += clicks;
+    round.conversions += conversions;
+    round.receipts.mergeMin(U64Map.fromState(r.receipts));
+    round.firstOpen.mergeMin(U64Map.fromState(r.firstOpen));
+    round.clickUsers.mergeMin(U64Map.fromState(r.clickUsers));
+    round.conversionUsers.mergeMin(U64Map.fromState(r.conversionUsers));
+    round.controlUsers.mergeMin(U64Map.fromState(r.controlUsers));
+    for (const name of r.channels) round.channels.add(channelIds.get(name) as number);
+  }
+  for (const [code, e] of part.errorCodes) {
+    const into = t.errorCodes.get(code);
+    if (into === undefined) {
+      if (t.errorCodes.size >= MAX_ERROR_CODES) throw new NeedsOnePass("too many error codes");
+      t.errorCodes.set(code, { ...e });
+    } else {
+      into.count += e.count;
+      if (
+        e.sampleBytes !== null &&
+        (into.sampleBytes === null || Buffer.compare(e.sampleBytes, into.sampleBytes) < 0)
+      ) {
+        into.sample = e.sample;
+        into.sampleBytes = e.sampleBytes;
+      }
+    }
+  }
+  mergeRevenue(t.revenue, part.revenue);
+  t.openUsers.mergeMin(U64Map.fromState(part.openUsers));
+  t.clickUsers.mergeMin(U64Map.fromState(part.clickUsers));
+  t.conversionUsers.mergeMin(U64Map.fromState(part.conversionUsers));
+  t.receivedUsers.mergeMin(U64Map.fromState(part.receivedUsers));
+  for (let h = 0; h < 24; h++)
+    t.opensByHour[h] = (t.opensByHour[h] ?? 0) + (part.opensByHour[h] ?? 0);
+  if (part.pendingBadRecord !== undefined) t.pendingBadRecord ??= part.pendingBadRecord;
+  t.lastJsonCut = part.lastJsonCut;
+}
