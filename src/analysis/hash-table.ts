@@ -172,6 +172,10 @@ export class U64Map {
    * earliest times), so merging partial maps gives the map of the whole, in any order.
    */
   mergeMin(other: U64Map): void {
+    // Grown first to at least the other's capacity: keys taken in the other's slot order into a
+    // smaller table (same hash) fill runs of neighbouring slots, and every probe walks them (a
+    // merge took 1.6 s instead of 0.07 s). Not to the sum of both: parts share most users.
+    if (this.capacity < other.capacity) this.rehash(other.capacity);
     const slots = other.slots;
     const stride = other.stride;
     for (let at = 0; at < slots.length; at += stride) {
@@ -193,9 +197,12 @@ export class U64Map {
   }
 
   private grow(): void {
+    this.rehash((this.mask + 1) * 2);
+  }
+
+  private rehash(cap: number): void {
     const old = this.slots;
     const stride = this.stride;
-    const cap = (this.mask + 1) * 2;
     this.slots = new Int32Array(cap * stride);
     this.mask = cap - 1;
     for (let j = 0; j < old.length; j += stride) {

@@ -87,3 +87,28 @@ describe("U64Map", () => {
     },
   );
 });
+
+describe("U64Map merging (partial maps of threads)", () => {
+  it("is the union with the smaller value, through toState/fromState, whatever the sizes", () => {
+    const small = new U64Map(16);
+    const big = U64Map.forEntries(50_000);
+    const expected = new Map<string, number>();
+    const put = (map: U64Map, hi: number, lo: number, v: number) => {
+      map.addMin(hi, lo, v);
+      const key = `${hi | 0}/${lo | 0}`;
+      expected.set(key, Math.min(expected.get(key) ?? v, v));
+    };
+    for (let i = 1; i <= 40_000; i++) put(big, i, Math.imul(i, 0x9e3779b1), (i * 7) % 1000);
+    for (let i = 30_000; i <= 45_000; i++) put(small, i, Math.imul(i, 0x9e3779b1), (i * 3) % 1000);
+    // The state crosses threads as plain data; the map is rebuilt around the same slots.
+    const copy = U64Map.fromState(structuredClone(big.toState()));
+    small.mergeMin(copy);
+    expect(small.size).toBe(expected.size);
+    let seen = 0;
+    small.forEach((hi, lo, v) => {
+      expect(v).toBe(expected.get(`${hi}/${lo}`));
+      seen++;
+    });
+    expect(seen).toBe(expected.size);
+  });
+});
