@@ -13,7 +13,7 @@ export interface CampaignSummaryOptions {
   conversionEventType?: string;
   timeZone?: string;
   signal?: AbortSignal;
-  /** Threads to read with; default: the machine's cores (at most 4) for files of 32 MiB and more. */
+  /** Threads to read with; default: the machine's cores (at most 4) for files of 64 MiB and more. */
   threads?: number;
   /** Where to cut the file between threads (tests). */
   cutAt?: number[];
@@ -24,7 +24,7 @@ export interface CampaignSummaryOptions {
 }
 
 /** Below this a worker thread's start-up costs more than it saves. */
-const PARALLEL_MIN_BYTES = 32 << 20;
+const PARALLEL_MIN_BYTES = 64 << 20;
 const MAX_THREADS = 4;
 
 function threadsFor(bytes: number, asked: number | undefined): number {
