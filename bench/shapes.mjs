@@ -50,7 +50,12 @@ if (process.argv[2] === "--duckdb") {
   // Child: DuckDB on 2 threads, the core aggregates of the summary in one scan: per round and
   // group, counts by event role, distinct receiving and opening users, KRW revenue; per error
   // code, failures (GROUPING SETS).
-  const { DuckDBInstance } = await import("@duckdb/node-api");
+  // DuckDB is the query tool's runtime dependency; this bench only borrows it.
+  const { DuckDBInstance } = await import("@duckdb/node-api").catch((error) => {
+    throw new Error(
+      `DuckDB (@duckdb/node-api) is needed for the comparison and could not be loaded (${error.message}); run npm ci (or npm install @duckdb/node-api) first.`,
+    );
+  });
   const started = performance.now();
   const instance = await DuckDBInstance.create(":memory:", { threads: "2" });
   const con = await instance.connect();
