@@ -1,6 +1,9 @@
 // `npm run demo`: an analyst's conversation with the MCP server, as an assistant would run it.
 // Spawns the built server (`node dist/cli.js`) over stdio with the SDK client, in embedded-sandbox
 // mode with a temporary data folder, and prints each tool call and what the assistant sees.
+// Every step it expects (metrics, the campaign CSV export(s) its next_calls give, the scenario
+// XLSX export, both summaries, the listing, recommendations) must happen: otherwise it says
+// which did not and exits 1.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,40 +49,19 @@ async function call(client, say, name, args) {
   return result;
 }
 
-/** The call a tool result gives as next_step, e.g. `start_export {"type": ...}`, as arguments. */
-function nextCall(result, tool) {
-  const step = result.structuredContent?.next_step;
-  if (typeof step !== "string" || !step.startsWith(`${tool} {`)) return undefined;
-  const json = step.slice(tool.length + 1).replace(/\)?\s*\(.*$/, "");
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
+/** A step the demo expects did not happen: say which, and make the run fail. */
+class StepMissing extends Error {}
+const stepsDone = [];
+function expectStep(ok, what) {
+  if (!ok) throw new StepMissing(what);
+  stepsDone.push(what);
 }
 
-/** `YYYY-MM-DD` plus n days. */
-const addDays = (date, n) =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-
-/**
- * The latest of the split calls a LimitExceeded error suggests (`start_export {...}`), or, when
- * it names none, the last 7 days of the range.
- */
-function splitAdvice(text, args) {
-  const suggested = [...text.matchAll(/start_export (\{[^}]*\})/g)]
-    .map((m) => {
-      try {
-        return JSON.parse(m[1]);
-      } catch {
-        return undefined;
-      }
-    })
-    .filter((a) => a?.from !== undefined && a.to !== undefined);
-  const latest = suggested.sort((a, b) => a.from.localeCompare(b.from)).at(-1);
-  if (latest !== undefined && latest.from > args.from) return latest;
-  const from = addDays(args.to, -6);
-  return { ...args, from: from > args.from ? from : args.to };
+/** The calls of a given tool a result gives as next_calls (next_step as data), in order. */
+function nextCalls(result, tool) {
+  const calls = result.structuredContent?.next_calls;
+  if (!Array.isArray(calls)) return [];
+  return calls.filter((c) => c?.tool === tool).map((c) => c.arguments);
 }
 
 /** Waits on a job the way the assistant is told to: check_export until it is done. */
@@ -109,6 +91,10 @@ const transport = new StdioClientTransport({
     CRM_SANDBOX_NOW: NOW,
     CRM_POLL_INTERVAL_SECONDS: "1",
     CRM_LOG_LEVEL: "warn",
+    // A test lowers the download cap to check that a refused step fails the demo.
+    ...(process.env.CRM_MAX_DOWNLOAD_MB
+      ? { CRM_MAX_DOWNLOAD_MB: process.env.CRM_MAX_DOWNLOAD_MB }
+      : {}),
   },
   stderr: "inherit",
 });
@@ -135,29 +121,33 @@ try {
       top_n: 8,
     },
   );
+  expectStep(!metrics.isError, "campaign_metrics answered");
   const best = metrics.structuredContent?.campaigns?.[0];
-
-  let campaignExport;
-  const suggested = nextCall(metrics, "start_export");
-  if (best !== undefined && suggested !== undefined) {
-    let args = { ...suggested, wait_seconds: 30 };
-    let say = `Export the raw events of "${best.name}" for that period.`;
-    // The service refuses ranges over 120 rounds or 2,000,000 sends; the error says to split the
-    // period. The assistant does so, taking the most recent part first.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const result = await followUntilDone(client, await call(client, say, "start_export", args));
-      const text = result.content[0]?.text ?? "";
-      if (!result.isError || !/too large|split/i.test(text)) {
-        if (!result.isError) campaignExport = result;
-        break;
-      }
-      const split = splitAdvice(text, args);
-      console.log(
-        `\nAssistant: the period is too large for one export job, so, as the error advises, I split it and take the most recent part first (${split.from} to ${split.to}).`,
-      );
-      args = { ...split, wait_seconds: 30 };
-      say = `(splitting the period of "${best.name}": ${split.from} to ${split.to})`;
-    }
+  expectStep(best !== undefined, "campaign_metrics found a campaign");
+  const suggested = nextCalls(metrics, "start_export");
+  expectStep(suggested.length > 0, "campaign_metrics gave start_export calls in next_calls");
+  if (suggested.length > 1) {
+    console.log(
+      `\nAssistant: the campaign is too large for one export in this window; as next_step says, I export it in ${suggested.length} date ranges.`,
+    );
+  }
+  const campaignExports = [];
+  for (const [i, args] of suggested.entries()) {
+    const part = suggested.length > 1 ? ` (part ${i + 1} of ${suggested.length})` : "";
+    const result = await followUntilDone(
+      client,
+      await call(
+        client,
+        `Export the raw events of "${best.name}" for that period${part}.`,
+        "start_export",
+        { ...args, wait_seconds: 30 },
+      ),
+    );
+    expectStep(
+      !result.isError && typeof result.structuredContent?.file_path === "string",
+      `campaign export ${JSON.stringify(args)} downloaded its file`,
+    );
+    campaignExports.push(result);
   }
 
   const scenarioId = scenarioIds[0];
@@ -179,16 +169,27 @@ try {
     ),
   );
 
-  if (tools.some((t) => t.name === "summarize_export")) {
-    for (const done of [campaignExport, scenarioExport]) {
-      if (done === undefined || done.isError) continue;
-      await call(client, "What is in that file?", "summarize_export", {
-        job_id: done.structuredContent.job._id,
-      });
-    }
+  expectStep(
+    !scenarioExport.isError && typeof scenarioExport.structuredContent?.file_path === "string",
+    "scenario export downloaded its file",
+  );
+
+  for (const done of [...campaignExports, scenarioExport]) {
+    const summary = await call(client, "What is in that file?", "summarize_export", {
+      job_id: done.structuredContent.job._id,
+    });
+    const kind = done.structuredContent.job.type;
+    expectStep(
+      !summary.isError && summary.structuredContent?.kind === kind,
+      `summarize_export summarized the ${kind} export ${done.structuredContent.job._id}`,
+    );
   }
 
-  await call(client, "Which export jobs do we have?", "check_export", {});
+  const listing = await call(client, "Which export jobs do we have?", "check_export", {});
+  expectStep(
+    !listing.isError && listing.structuredContent?.jobs?.length === campaignExports.length + 1,
+    "check_export listed every job made",
+  );
 
   // A user with shopping behaviour (named in the instructions), so the answer is personalized.
   const user = behaviourUser;
@@ -205,14 +206,20 @@ try {
     },
   );
   const product = forUser.structuredContent?.item_ids?.[0];
-  if (product !== undefined) {
-    await call(client, `And what is similar to product ${product}?`, "recommend_products", {
-      slot_key: similar,
-      item_ids: [product],
-      limit: 5,
-    });
-  }
+  expectStep(!forUser.isError && product !== undefined, "recommend_products recommended items");
+  const alike = await call(
+    client,
+    `And what is similar to product ${product}?`,
+    "recommend_products",
+    { slot_key: similar, item_ids: [product], limit: 5 },
+  );
+  expectStep(!alike.isError, "recommend_products answered for similar products");
   rule(`Done. Files and the job ledger are in ${dataDir} (removed now).`);
+  console.log(`Steps done (${stepsDone.length}):\n- ${stepsDone.join("\n- ")}`);
+} catch (error) {
+  if (!(error instanceof StepMissing)) throw error;
+  rule(`DEMO FAILED: expected step did not happen: ${error.message}`);
+  process.exitCode = 1;
 } finally {
   await client.close();
   await rm(dataDir, { recursive: true, force: true });

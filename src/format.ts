@@ -111,6 +111,21 @@ export function callHint(tool: string, args: Record<string, unknown>): string {
   return `${tool} ${JSON.stringify(args)}`;
 }
 
+/** A follow-up call as data (`next_calls`), beside its text form in `next_step`. */
+export interface NextCall {
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+export function nextCall(tool: string, args: Record<string, unknown>): NextCall {
+  return { tool, arguments: args };
+}
+
+/** The text form of a list of calls, for next_step: "a {...} then b {...}". */
+export function describeCalls(calls: readonly NextCall[]): string {
+  return calls.map((c) => callHint(c.tool, c.arguments)).join(" then ");
+}
+
 /** Ratios to 4 decimals: enough for 0.01% and far fewer tokens than 17 digits. */
 export function roundRatio(value: number): number {
   return Math.round(value * 10_000) / 10_000;

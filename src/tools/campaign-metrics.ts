@@ -14,11 +14,13 @@ import {
 import { EXPORT_MAX_ROUNDS, EXPORT_MAX_SENDS, MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
 import {
-  callHint,
+  describeCalls,
   formatCount,
   formatNumber,
   money,
   moreNotShown,
+  type NextCall,
+  nextCall,
   percent,
   roundRatio,
   table,
@@ -263,20 +265,24 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     const topCampaign = top === undefined ? undefined : filtered.find((c) => c._id === top._id);
     const split =
       topCampaign === undefined ? undefined : exportSplit(topCampaign, runtime.config.timeZone);
-    const nextStep =
+    const nextCalls =
       top === undefined
-        ? emptyNextStep(window, filters)
+        ? [emptyNextCall(window, filters)]
         : split !== undefined
-          ? split.calls.join(" then ")
-          : callHint("start_export", {
-              type: "campaign_event_data",
-              campaign_id: top._id,
-              ...windowToExportDates(window, runtime.config.timeZone),
-            });
+          ? split.calls
+          : [
+              nextCall("start_export", {
+                type: "campaign_event_data",
+                campaign_id: top._id,
+                ...windowToExportDates(window, runtime.config.timeZone),
+              }),
+            ];
+    const nextStep = top === undefined ? emptyNextStep(window, filters) : describeCalls(nextCalls);
     return {
       structured: {
         summary,
         next_step: nextStep,
+        next_calls: nextCalls,
         window: {
           kst,
           task_from: formatMetricsParam(window.from),
@@ -330,12 +336,24 @@ function defaultWindow(
 }
 
 /** Nothing matched: drop the filters if there are any, else look further back. */
-function emptyNextStep(window: MetricsWindow, filters: Record<string, unknown>): string {
+function emptyNextCall(window: MetricsWindow, filters: Record<string, unknown>): NextCall {
   const to = formatMetricsParam(window.to);
   if (Object.keys(filters).length > 0) {
-    return `${callHint("campaign_metrics", { task_from: formatMetricsParam(window.from), task_to: to })} (the same window without filters)`;
+    return nextCall("campaign_metrics", {
+      task_from: formatMetricsParam(window.from),
+      task_to: to,
+    });
   }
-  return `${callHint("campaign_metrics", { task_from: formatMetricsParam(window.from.minus({ days: 90 })), task_to: to })} (a window 90 days longer)`;
+  return nextCall("campaign_metrics", {
+    task_from: formatMetricsParam(window.from.minus({ days: 90 })),
+    task_to: to,
+  });
+}
+
+function emptyNextStep(window: MetricsWindow, filters: Record<string, unknown>): string {
+  const why =
+    Object.keys(filters).length > 0 ? "the same window without filters" : "a window 90 days longer";
+  return `${describeCalls([emptyNextCall(window, filters)])} (${why})`;
 }
 
 function matches(campaign: MetricsCampaign, args: z.output<typeof inputSchema>): boolean {
@@ -472,7 +490,7 @@ function taskRow(t: MetricsTask): z.output<typeof taskOutput> {
 export function exportSplit(
   campaign: MetricsCampaign,
   zone: string,
-): { calls: string[]; reason: string } | undefined {
+): { calls: NextCall[]; reason: string } | undefined {
   const roundsPerTask = campaign.is_ab_test ? 2 : 1;
   const sends = campaign.tasks.reduce((a, t) => a + t.sent_count, 0);
   const rounds = campaign.tasks.length * roundsPerTask;
@@ -508,7 +526,7 @@ export function exportSplit(
       : `${rounds} rounds${campaign.is_ab_test ? " (A/B groups counted separately)" : ""} > ${EXPORT_MAX_ROUNDS}`;
   return {
     calls: ranges.map((r) =>
-      callHint("start_export", {
+      nextCall("start_export", {
         type: "campaign_event_data",
         campaign_id: campaign._id,
         from: r.from,

@@ -2,7 +2,15 @@ import { basename } from "node:path";
 import { z } from "zod";
 import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
 import { isRunning, targetIdOf } from "../api/schemas.js";
-import { callHint, formatByteProgress, formatBytes, moreNotShown, table } from "../format.js";
+import {
+  describeCalls,
+  formatByteProgress,
+  formatBytes,
+  moreNotShown,
+  type NextCall,
+  nextCall,
+  table,
+} from "../format.js";
 import {
   budgetForOutput,
   checkWaitSeconds,
@@ -113,6 +121,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
         file_path: e.file_removed_at === undefined ? e.file_path : undefined,
         file_removed_at: e.file_removed_at,
       }));
+      const listNext = listNextCall(jobs);
       const warnings = runtime.ledger.takeWarnings().join("\n");
       const rows = jobs.map((j) => [
         j.job_id,
@@ -147,7 +156,8 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
       return {
         structured: {
           summary: `${total} export job(s) in the local ledger; ${jobs.length} listed.`,
-          next_step: listNextStep(jobs),
+          next_step: describeCalls([listNext]),
+          next_calls: [listNext],
           jobs,
           total_jobs: total,
           data_dir: runtime.dataFolder,
@@ -200,14 +210,14 @@ function describeDataFolder(
 }
 
 /** The most useful follow-up for a listing: finish a running job, else analyse the newest file. */
-function listNextStep(
+function listNextCall(
   jobs: Array<{ job_id: string; status: string; file_path?: string | undefined }>,
-): string {
+): NextCall {
   const running = jobs.find((j) => isRunning(j.status));
   if (running !== undefined)
-    return callHint("check_export", { job_id: running.job_id, wait_seconds: 30 });
+    return nextCall("check_export", { job_id: running.job_id, wait_seconds: 30 });
   const withFile = jobs.find((j) => j.file_path !== undefined);
-  if (withFile !== undefined) return callHint("summarize_export", { job_id: withFile.job_id });
+  if (withFile !== undefined) return nextCall("summarize_export", { job_id: withFile.job_id });
   // Nothing to continue or analyse: find a campaign first (its _id feeds start_export).
-  return callHint("campaign_metrics", {});
+  return nextCall("campaign_metrics", {});
 }

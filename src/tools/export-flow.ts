@@ -5,7 +5,14 @@ import { DateTime } from "luxon";
 import { ApiError, DownloadRefusedError, NotFoundError } from "../api/errors.js";
 import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
 import type { DownloadedFile } from "../api/types.js";
-import { callHint, formatByteProgress, formatBytes } from "../format.js";
+import {
+  callHint,
+  describeCalls,
+  formatByteProgress,
+  formatBytes,
+  type NextCall,
+  nextCall,
+} from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
@@ -440,6 +447,7 @@ export interface JobResult {
   /** A download that failed after an earlier call returned, retried by this one. */
   earlier_download_error?: string;
   next_step: string;
+  next_calls: NextCall[];
 }
 
 export function jobResult(
@@ -450,14 +458,16 @@ export function jobResult(
   pending?: { bytes: number; totalBytes?: number | undefined; earlier?: unknown },
 ): JobResult {
   const downloading = download === undefined && pending !== undefined;
+  const next =
+    download !== undefined
+      ? nextCall("summarize_export", { job_id: job._id })
+      : nextCall("check_export", { job_id: job._id, wait_seconds: 30 });
   const result: JobResult = {
     job: safeJob(job),
     status: downloading ? "downloading" : job.status,
     done: isTerminal(job.status) && download !== undefined,
-    next_step:
-      download !== undefined
-        ? callHint("summarize_export", { job_id: job._id })
-        : callHint("check_export", { job_id: job._id, wait_seconds: 30 }),
+    next_step: describeCalls([next]),
+    next_calls: [next],
   };
   const fromDate = zoneDate(job.from, zone);
   const toDate = zoneDate(job.to, zone);

@@ -53,6 +53,10 @@ export const resultBase = {
     .string()
     .optional()
     .describe("The exact follow-up call to make, when one is needed."),
+  next_calls: z
+    .array(z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) }))
+    .optional()
+    .describe("next_step as data: the calls to make, in order, each {tool, arguments}."),
 };
 
 /** The export job as the API returns it (spec 2.3), download URL signature removed. */

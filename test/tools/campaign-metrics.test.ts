@@ -181,9 +181,16 @@ describe("campaign_metrics", () => {
     });
     const sent = (r.structured.campaigns as Array<{ sent_count: number }>)[0]?.sent_count ?? 0;
     expect(sent).toBeGreaterThan(2_000_000);
-    const calls = [...(r.structured.next_step as string).matchAll(/start_export (\{[^}]*\})/g)].map(
-      (m) => JSON.parse(m[1] as string) as { from: string; to: string; campaign_id: string },
+    // next_calls is the data form of next_step: the same calls, in order, as {tool, arguments}.
+    const nextCalls = r.structured.next_calls as Array<{
+      tool: string;
+      arguments: { from: string; to: string; campaign_id: string };
+    }>;
+    expect(nextCalls.every((c) => c.tool === "start_export")).toBe(true);
+    expect(r.structured.next_step).toBe(
+      nextCalls.map((c) => `start_export ${JSON.stringify(c.arguments)}`).join(" then "),
     );
+    const calls = nextCalls.map((c) => c.arguments);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(r.text).toContain("too large for one export");
     const kstDate = (ms: number) => new Date(ms + 9 * 3600_000).toISOString().slice(0, 10);
