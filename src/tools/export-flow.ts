@@ -14,6 +14,7 @@ import {
   nextCall,
 } from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
+import { requestKeyDates } from "../ledger/request-key.js";
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
@@ -192,11 +193,7 @@ export async function currentJob(
 
 /** The inclusive dates (app zone) a ledger entry was requested for, from its request key. */
 export function entryDates(entry: LedgerEntry): { fromDate?: string; toDate?: string } {
-  const [, , fromDate, toDate] = entry.request_key.split("|");
-  return {
-    ...(fromDate ? { fromDate } : {}),
-    ...(toDate ? { toDate } : {}),
-  };
+  return requestKeyDates(entry.request_key);
 }
 
 /** The start_export call that creates a ledger entry's job again (dates from its request key). */

@@ -12,6 +12,7 @@ import {
 import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
+import { requestKey } from "../ledger/request-key.js";
 import { blankToUndefined } from "../text-input.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
 import { describeJob, followJob, jobResult, pendingDownload, pollOnce } from "./export-flow.js";
@@ -245,7 +246,12 @@ function buildRequest(
     if (range.to !== undefined) request.to = range.to;
     return {
       request,
-      key: ["campaign_event_data", campaignId, range.fromDate ?? "", range.toDate ?? ""].join("|"),
+      key: requestKey({
+        type: "campaign_event_data",
+        targetId: campaignId,
+        fromDate: range.fromDate,
+        toDate: range.toDate,
+      }),
       context: {
         type: "campaign_event_data",
         targetId: campaignId,
@@ -285,7 +291,12 @@ function buildRequest(
       from: range.from,
       to: range.to,
     },
-    key: ["scenario_daily_metrics", scenarioId, range.fromDate, range.toDate].join("|"),
+    key: requestKey({
+      type: "scenario_daily_metrics",
+      targetId: scenarioId,
+      fromDate: range.fromDate,
+      toDate: range.toDate,
+    }),
     context: {
       type: "scenario_daily_metrics",
       targetId: scenarioId,
