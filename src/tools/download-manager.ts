@@ -92,18 +92,3 @@ export class DownloadManager {
     this.failures.clear();
   }
 }
-
-/**
- * One manager per runtime (the state every server instance of the process shares); the runtime
- * closes it. A runtime built elsewhere (tests) gets one on first use.
- */
-const managers = new WeakMap<object, DownloadManager>();
-
-export function downloadsOf(runtime: object): DownloadManager {
-  let manager = managers.get(runtime);
-  if (manager === undefined) {
-    manager = new DownloadManager();
-    managers.set(runtime, manager);
-  }
-  return manager;
-}

@@ -19,7 +19,6 @@ import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
-import { downloadsOf } from "./download-manager.js";
 import { errorText } from "./error-text.js";
 import { describeRange } from "./export-common.js";
 import { MAX_WAIT_SECONDS } from "./params.js";
@@ -46,13 +45,9 @@ export interface WaitOutcome {
   problem?: ApiError | undefined;
 }
 
-/** Progress values of one call, always increasing (MCP requires it) across wait and download. */
-const progressSteps = new WeakMap<ToolCall, number>();
-
+/** One progress step of a call (the call keeps its values increasing across wait and download). */
 export function reportProgress(call: ToolCall, message: string): Promise<void> {
-  const step = (progressSteps.get(call) ?? 0) + 1;
-  progressSteps.set(call, step);
-  return call.progress(step, message);
+  return call.progress(undefined, message);
 }
 
 /**
@@ -251,7 +246,7 @@ export async function awaitDownload(
       return { state: "done", info: describeDownload(job, entry.file_path, entry.file_bytes) };
     }
   }
-  const downloads = downloadsOf(runtime);
+  const downloads = runtime.downloads;
   let task = downloads.get(job._id);
   let earlier: unknown;
   if (task === undefined || task.state !== "running") {
@@ -391,10 +386,8 @@ function reportBytes(
   total: number | undefined,
   jobId: string,
 ): Promise<void> {
-  const step = Math.max((progressSteps.get(call) ?? 0) + 1, bytes);
-  progressSteps.set(call, step);
   return call.progress(
-    step,
+    bytes,
     `Downloading the file of export job ${jobId}: ${formatByteProgress(bytes, total)}`,
     total,
   );

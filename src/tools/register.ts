@@ -98,11 +98,13 @@ function toolCall(ctx: ServerContext): ToolCall {
     async progress(progress, message, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
       const value =
-        Number.isFinite(progress) && progress > last
+        progress !== undefined && Number.isFinite(progress) && progress > last
           ? progress
           : Number.isFinite(last)
             ? last + 1
-            : 0;
+            : progress === undefined
+              ? 1
+              : 0;
       last = value;
       try {
         await ctx.mcpReq.notify({

@@ -8,7 +8,7 @@ import type { LedgerStore } from "../ledger/store.js";
 import { log } from "../log.js";
 import { pinnedClock } from "../sandbox/clock.js";
 import type { EmbeddedSandbox } from "../sandbox/embedded.js";
-import { downloadsOf } from "./download-manager.js";
+import { DownloadManager } from "./download-manager.js";
 import type { ToolRuntime } from "./tool.js";
 
 export interface RuntimeDeps {
@@ -121,6 +121,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     dataFolder,
     sweepFiles,
     lastPolledAt: new Map(),
+    downloads: new DownloadManager(),
     async api() {
       // The first call of the process applies the retention limits to what earlier runs left.
       if (!sweptAtStart) {
@@ -145,7 +146,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     async close() {
       await sweeping;
       // Before the client closes: each aborted download removes its partial file first.
-      await downloadsOf(runtime).close();
+      await runtime.downloads.close();
       const started = apiPromise;
       apiPromise = undefined;
       if (started !== undefined) {

@@ -4,6 +4,7 @@ import type { CrmApi } from "../api/types.js";
 import type { ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
 import type { LedgerStore } from "../ledger/store.js";
+import type { DownloadManager } from "./download-manager.js";
 
 /** What every tool handler may use; built once per server process (see runtime.ts). */
 export interface ToolRuntime {
@@ -27,6 +28,8 @@ export interface ToolRuntime {
   now(): number;
   /** When each export job was last polled, so repeated calls keep the polling interval. */
   readonly lastPolledAt: Map<string, number>;
+  /** Export files downloading in the background, shared by the calls about the same job. */
+  readonly downloads: DownloadManager;
   close(): Promise<void>;
 }
 
@@ -35,8 +38,12 @@ export interface ToolCall {
   readonly signal: AbortSignal;
   /** Who calls: the HTTP bearer token's name in team mode (serve --http); absent on stdio. */
   readonly principal?: string | undefined;
-  /** Sends `notifications/progress` when the client asked for progress; otherwise does nothing. */
-  progress(progress: number, message: string, total?: number): Promise<void>;
+  /**
+   * Sends `notifications/progress` when the client asked for progress; otherwise does nothing.
+   * Values always increase (MCP requires it): one that does not is moved past the last, and
+   * `undefined` means one step past the last.
+   */
+  progress(progress: number | undefined, message: string, total?: number): Promise<void>;
 }
 
 /** Fields the server adds to every result; handlers leave them out. */

@@ -6,7 +6,6 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import { createServer } from "../../src/server.js";
-import { downloadsOf } from "../../src/tools/download-manager.js";
 import { type Harness, openLedger, sandboxClock, startHarness, toResult } from "./harness.js";
 
 /**
@@ -194,7 +193,7 @@ describe("a download that fails while nobody waits", () => {
     const first = await h.call("check_export", { job_id: id, wait_seconds: 0 });
     expect(first.structured.status).toBe("downloading");
     // The cut download fails in the background after the call returned.
-    const manager = downloadsOf(h.runtime);
+    const manager = h.runtime.downloads;
     for (let i = 0; i < 200 && manager.get(id)?.state === "running"; i++) {
       await new Promise((r) => setTimeout(r, 25));
     }
