@@ -14,6 +14,7 @@ import {
 import { EXPORT_MAX_ROUNDS, EXPORT_MAX_SENDS, MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
 import {
+  callHint,
   describeCalls,
   formatCount,
   formatNumber,
@@ -29,10 +30,19 @@ import {
 import { blankToUndefined } from "../text-input.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
+import { ToolInputError } from "./tool-errors.js";
 
 const DEFAULT_DAYS = DEFAULT_METRICS_WINDOW_DAYS;
 const DEFAULT_TOP_N = 20;
 const MAX_TOP_N = 500;
+/**
+ * The longest window one call covers: about three years, 7 requests of 180 days. The service
+ * holds no more than that for a useful answer, and an unbounded window (0001 to 9999) would be
+ * some 20,000 requests.
+ */
+export const MAX_CALL_WINDOW_DAYS = 3 * 365;
+/** One deadline for all of a call's requests together (each request also has its own timeout). */
+export const METRICS_CALL_SECONDS = 90;
 const MAX_TASKS_LISTED = 200;
 /** Task rows printed in the text; the rest of the returned ones are in structuredContent. */
 const TASKS_IN_TEXT = 30;
@@ -59,7 +69,7 @@ const inputSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      `Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over ${MAX_METRICS_WINDOW_DAYS} days are split into several requests and merged.`,
+      `Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over ${MAX_METRICS_WINDOW_DAYS} days are split into several requests and merged; at most ${MAX_CALL_WINDOW_DAYS} days (about 3 years) per call.`,
     ),
   campaign_schedule_type: z
     .enum(SCHEDULE_TYPES)
@@ -192,7 +202,7 @@ export default defineTool({
   description: `Aggregated send, open, click, purchase, revenue and cost figures per campaign over a time window (campaigns with a round scheduled in it).
 Use first to find and rank campaigns (their _id feeds start_export), and for reporting over any period.
 Returns the top campaigns (sums over their rounds; revenue and cost per currency; open/click/conversion rates recomputed from the sums and labelled computed_*) and totals over all matches; per-round detail with include_tasks.
-Limits: the service takes at most ${MAX_METRICS_WINDOW_DAYS} days per request; longer windows are split and merged here. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
+Limits: the service takes at most ${MAX_METRICS_WINDOW_DAYS} days per request; longer windows are split and merged here, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) per call, all requests within ${METRICS_CALL_SECONDS} s. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,
@@ -200,11 +210,20 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
   async handler(args, runtime, call) {
     checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
     const window = defaultWindow(args.task_from, args.task_to, runtime.now());
+    checkWindowLength(window, runtime.now());
     const spans = splitMetricsWindow(window);
+    const deadline = Date.now() + METRICS_CALL_SECONDS * 1000;
     const api = await runtime.api();
     const campaigns = new Map<string, MetricsCampaign>();
     const taskIds = new Map<string, Set<string>>();
-    for (const span of spans) {
+    for (const [index, span] of spans.entries()) {
+      if (spans.length > 1) {
+        await call.progress(
+          index,
+          `Campaign metrics: request ${index + 1} of ${spans.length} (${formatMetricsParam(span.from)} to ${formatMetricsParam(span.to)})`,
+          spans.length,
+        );
+      }
       const response = await api.campaignMetrics(
         {
           task_from: formatMetricsParam(span.from),
@@ -213,7 +232,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
             ? {}
             : { campaign_schedule_type: args.campaign_schedule_type }),
         },
-        { signal: call.signal },
+        { signal: call.signal, deadline },
       );
       // Spec 4.4 only says which campaigns are included, not that their tasks are limited to
       // the window: keep the rounds scheduled in this span, so sums cover the window asked for.
@@ -333,6 +352,21 @@ function defaultWindow(
 ): MetricsWindow {
   const today = DateTime.fromMillis(now, { zone: KST }).toISODate() as string;
   return resolveMetricsWindow(blankToUndefined(from), blankToUndefined(to) ?? today, DEFAULT_DAYS);
+}
+
+/** Refuses a window longer than one call covers, before any request, saying what to do. */
+function checkWindowLength(window: MetricsWindow, now: number): void {
+  const days = window.to.diff(window.from, "days").days;
+  if (!(days > MAX_CALL_WINDOW_DAYS)) return;
+  // The suggestion ends at the window's end, or tomorrow's start when that is later than today.
+  const tomorrow = DateTime.fromMillis(now, { zone: KST }).startOf("day").plus({ days: 1 });
+  const end = window.to > tomorrow ? tomorrow : window.to;
+  const to = formatMetricsParam(end);
+  const from = formatMetricsParam(end.minus({ days: MAX_CALL_WINDOW_DAYS }));
+  throw new ToolInputError(
+    "task_from",
+    `the window from task_from to task_to is ${Math.round(days).toLocaleString("en-US")} days; one campaign_metrics call covers at most ${MAX_CALL_WINDOW_DAYS.toLocaleString("en-US")} days (about 3 years, ${Math.ceil(MAX_CALL_WINDOW_DAYS / MAX_METRICS_WINDOW_DAYS)} requests of the service's ${MAX_METRICS_WINDOW_DAYS}-day limit). Narrow it, e.g. ${callHint("campaign_metrics", { task_from: from, task_to: to })}, or make one call per period.`,
+  );
 }
 
 /** Nothing matched: drop the filters if there are any, else look further back. */

@@ -196,3 +196,32 @@ function task(id: string, scheduledAt: string, received: number, openRate: numbe
     roas: 0,
   };
 }
+
+describe("campaign_metrics is bounded", () => {
+  it("refuses a window beyond about 3 years before any request, with the narrower call", async () => {
+    const before = h.sandbox.faults.requestCounts.campaign_metrics;
+    const r = await h.call("campaign_metrics", { task_from: "0001-01-01", task_to: "9999-12-31" });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain("at most 1,095 days");
+    // The narrower call ends at the start of tomorrow (by the sandbox clock), 1,095 days long.
+    expect(r.text).toContain(
+      'campaign_metrics {"task_from":"2023-11-24T00:00:00+09:00","task_to":"2026-11-23T00:00:00+09:00"}',
+    );
+    expect(h.sandbox.faults.requestCounts.campaign_metrics).toBe(before);
+  });
+
+  it("reports progress per request of a split window and sends each request once", async () => {
+    const before = h.sandbox.faults.requestCounts.campaign_metrics;
+    const messages: string[] = [];
+    const result = await h.client.callTool(
+      { name: "campaign_metrics", arguments: { task_from: "2024-11-22", task_to: "2026-11-21" } },
+      { onprogress: (p) => messages.push(p.message ?? "") },
+    );
+    expect(result.isError).toBeFalsy();
+    const requests = (result.structuredContent as { window: { requests: number } }).window.requests;
+    expect(requests).toBe(5);
+    expect(h.sandbox.faults.requestCounts.campaign_metrics - before).toBe(5);
+    expect(messages.filter((m) => m.startsWith("Campaign metrics: request"))).toHaveLength(5);
+    expect(messages.at(-1)).toContain("request 5 of 5");
+  });
+});
