@@ -360,7 +360,7 @@ function checkWindowLength(window: MetricsWindow, now: number): void {
   if (!(days > MAX_CALL_WINDOW_DAYS)) return;
   // The suggestion ends at the window's end, or tomorrow's start when that is later than today.
   const tomorrow = DateTime.fromMillis(now, { zone: KST }).startOf("day").plus({ days: 1 });
-  const end = window.to > tomorrow ? tomorrow : window.to;
+  const end = DateTime.min(window.to, tomorrow);
   const to = formatMetricsParam(end);
   const from = formatMetricsParam(end.minus({ days: MAX_CALL_WINDOW_DAYS }));
   throw new ToolInputError(
