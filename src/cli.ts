@@ -39,6 +39,10 @@ async function main(): Promise<number> {
       process.stdout.write(`${PACKAGE_VERSION}\n`);
       return 0;
     }
+    case "report": {
+      const { runReportCommand } = await import("./report/cli.js");
+      return runReportCommand(args);
+    }
     case "--help":
     case "-h":
     case "help": {
@@ -61,6 +65,8 @@ const USAGE = `Usage:
   crm-insights-mcp serve --http [--port N] [--host H]
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS, CRM_DATABASE_URL; see docs/team-mode.md)
+  crm-insights-mcp report FILE --out PATH.html [--conversion-event-type T]
+                                        self-contained HTML report with charts of an export
   crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
                                         against the service (creates no export job)
   crm-insights-mcp --version            the package version

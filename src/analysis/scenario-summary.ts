@@ -53,6 +53,42 @@ function trendOf(rows: DailySheet["rows"]): ScenarioNode["trend"] {
   };
 }
 
+/** Daily series kept for charts: enough to see a trend, small enough for a tool result. */
+const DAILY_MAX_NODES = 12;
+const DAILY_MAX_DAYS = 120;
+
+/** Sends, opens and conversions per day of the nodes with the most sends, on one date axis. */
+function dailySeries(
+  nodes: ScenarioNode[],
+  sheetOf: (DailySheet | undefined)[],
+): ScenarioSummary["daily"] {
+  const withSheets = nodes
+    .map((node, k) => ({ node, sheet: sheetOf[k] }))
+    .filter((e): e is { node: ScenarioNode; sheet: DailySheet } => e.sheet !== undefined);
+  const kept = [...withSheets]
+    .sort((a, b) => (b.node.totals[SEND] ?? 0) - (a.node.totals[SEND] ?? 0))
+    .slice(0, DAILY_MAX_NODES)
+    .sort((a, b) => a.node.number - b.node.number);
+  const allDates = [...new Set(kept.flatMap((e) => e.sheet.rows.map((r) => r.date)))].sort();
+  const dates = allDates.slice(-DAILY_MAX_DAYS);
+  const column = (sheet: DailySheet, metric: string) => {
+    const byDate = new Map(sheet.rows.map((r) => [r.date, r.values[metric] ?? 0]));
+    return dates.map((d) => byDate.get(d) ?? null);
+  };
+  return {
+    dates,
+    series: kept.map(({ node, sheet }) => ({
+      number: node.number,
+      node_id: node.node_id,
+      sends: column(sheet, SEND),
+      opens: column(sheet, OPEN),
+      conversions: column(sheet, CONV),
+    })),
+    nodes_not_shown: withSheets.length - kept.length,
+    days_not_shown: allDates.length - dates.length,
+  };
+}
+
 export async function summarizeScenarioXlsx(
   path: string,
   bytes: number,
@@ -183,6 +219,7 @@ export async function summarizeScenarioXlsx(
   }
   const totals = withRatios(summed);
   const branches = branchReadout(nodes);
+  const dailyTrend = dailySeries(nodes, sheetOf);
   const result: ScenarioSummary = {
     kind: "scenario_daily_metrics",
     summary: "",
@@ -192,6 +229,7 @@ export async function summarizeScenarioXlsx(
     totals,
     branches,
     warnings,
+    daily: dailyTrend,
   };
   const mismatched = nodes.filter((n) => n.mismatches.length > 0).length;
   result.summary = [

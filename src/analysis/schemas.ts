@@ -249,6 +249,22 @@ export const scenarioSummaryOutputSchema = z.object({
     }),
   ),
   warnings: z.array(z.string()),
+  daily: z
+    .object({
+      dates: z.array(z.string()).describe("the days shown, oldest first (the last ones if cut)"),
+      series: z.array(
+        z.object({
+          number: z.number().int(),
+          node_id: z.string(),
+          sends: z.array(z.number().nullable()).describe("발송 수(건) per date; null: no row"),
+          opens: z.array(z.number().nullable()).describe("오픈 수(건) per date"),
+          conversions: z.array(z.number().nullable()).describe("전환 수(건) per date"),
+        }),
+      ),
+      nodes_not_shown: z.number().int().describe("nodes left out, fewest sends first"),
+      days_not_shown: z.number().int().describe("earlier days left out"),
+    })
+    .describe("daily trend of the nodes with the most sends, for charts"),
 });
 export type ScenarioSummary = z.infer<typeof scenarioSummaryOutputSchema>;
 export type ScenarioNode = z.infer<typeof scenarioNodeSchema>;

@@ -1,0 +1,58 @@
+// Builds the report page (src/report/view) into one self-contained HTML file,
+// dist/report/view.html: script and styles inlined, no external URL, so it loads under an MCP
+// Apps host's default content security policy and as a file opened with no network.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const view = join(root, "src/report/view");
+const require = createRequire(import.meta.url);
+
+// zod (bundled through ext-apps' App) re-exports every locale from one module; only English
+// error text is ever used, and the others are ~250 KB of the page.
+const onlyEnglishZodLocales = {
+  name: "only-english-zod-locales",
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${"node_modules"}/zod/`)
+        ? { path: join(dirname(args.importer), args.path), namespace: "zod-locales" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), "en.js"))};`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+const result = await build({
+  entryPoints: [join(view, "main.ts")],
+  bundle: true,
+  minify: true,
+  format: "iife",
+  platform: "browser",
+  target: ["es2022"],
+  write: false,
+  legalComments: "none",
+  plugins: [onlyEnglishZodLocales],
+  logLevel: "warning",
+});
+const script = result.outputFiles[0].text;
+const styles =
+  readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8") +
+  readFileSync(join(view, "style.css"), "utf8");
+
+// An inline script or style ends at the first `</script` or `</style`, whatever the quoting.
+const js = script.replace(/<\/(script)/gi, "<\\/$1");
+const css = styles.replace(/<\/(style)/gi, "<\\/$1");
+const template = readFileSync(join(view, "index.html"), "utf8");
+const html = template.replace("/*STYLES*/", () => css).replace("/*SCRIPT*/", () => js);
+if (html.includes("/*SCRIPT*/") || html.includes("/*STYLES*/")) {
+  throw new Error("build-report: the template's placeholders were not replaced");
+}
+mkdirSync(join(root, "dist/report"), { recursive: true });
+writeFileSync(join(root, "dist/report/view.html"), html);
+console.log(`dist/report/view.html: ${(Buffer.byteLength(html) / 1024).toFixed(1)} KB`);

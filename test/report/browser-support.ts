@@ -1,0 +1,118 @@
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+/** Debian's chromium; CI installs it (.ci/run). A missing browser fails the tests, loudly. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** Screenshots the tests write for people to look at; ignored by git. */
+export const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+    );
+  }
+  await mkdir(ARTIFACTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+/** Pages served from loopback: path -> HTML. Every request is recorded. */
+export interface PageServer {
+  origin: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function servePages(pages: Map<string, () => string>): Promise<PageServer> {
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(req.url ?? "");
+    const page = pages.get(req.url ?? "");
+    if (page === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A page that records console errors, page errors and every request it (or a frame in it)
+ * makes; requests other than `allowed` are aborted, so a page that reaches out fails its test.
+ */
+export async function watchedPage(
+  context: BrowserContext,
+  allowed: (url: string) => boolean,
+): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+  const errors: string[] = [];
+  const requests: string[] = [];
+  await context.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (allowed(url)) await route.continue();
+    else await route.abort();
+  });
+  const page = await context.newPage();
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") errors.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("request", (r) => requests.push(r.url()));
+  page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()}`));
+  return { page, errors, requests };
+}
+
+/**
+ * Runs browser-side code given as text: these tests compile without the DOM library (the Node
+ * code must not see browser globals), so code that names DOM types is evaluated as a string.
+ */
+export async function inPage<T>(frame: Pick<Page, "evaluate">, expression: string): Promise<T> {
+  return (await frame.evaluate(expression)) as T;
+}
+
+/** data-marks of every chart in the frame, by chart id. */
+export function chartMarks(frame: Pick<Page, "evaluate">): Promise<Record<string, number>> {
+  return inPage(
+    frame,
+    `Object.fromEntries([...document.querySelectorAll(".chart")].map((e) => [e.dataset.chart, Number(e.dataset.marks)]))`,
+  );
+}
+
+/** Painted pixels of each canvas: a drawn chart has many, an empty frame none. */
+export function inkedPixels(frame: Pick<Page, "evaluate">): Promise<number[]> {
+  return inPage(
+    frame,
+    `[...document.querySelectorAll("canvas")].map((c) => {
+      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let painted = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) painted++;
+      return painted;
+    })`,
+  );
+}
+
+export function backgroundColor(frame: Pick<Page, "evaluate">): Promise<string> {
+  return inPage(frame, "getComputedStyle(document.body).backgroundColor");
+}

@@ -1,0 +1,95 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { campaignRows, mulberry32, toCsv } from "../analysis/campaign-fixture.js";
+import { buildXlsx, METRICS } from "../analysis/xlsx-fixture.js";
+
+/**
+ * Known export files for the report tests: the campaign fixture of the analysis tests (A/B groups,
+ * a control group, a plain round) and a small scenario workbook with an A/B branch, with Korean
+ * names throughout.
+ */
+
+export async function writeCampaignCsv(dir: string): Promise<string> {
+  const file = join(dir, "campaign-캠페인.csv");
+  await writeFile(file, toCsv(campaignRows(7, 80)));
+  return file;
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+function withRatios(v: Record<string, number>): Record<string, number> {
+  const g = (k: string) => v[k] ?? 0;
+  return {
+    ...v,
+    "오픈율(건)": ratio(g("오픈 수(건)"), g("발송 수(건)")),
+    "오픈율(명)": ratio(g("오픈 수(명)"), g("발송 수(명)")),
+    "전환율(건)": ratio(g("전환 수(건)"), g("오픈 수(건)")),
+    "전환율(명)": ratio(g("전환 수(명)"), g("오픈 수(명)")),
+    ROAS: ratio(g("전환 수익"), g("집행 비용")),
+    객단가: ratio(g("전환 수익"), g("전환 수(건)")),
+    CAC: ratio(g("집행 비용"), g("전환 수(건)")),
+  };
+}
+
+export const SCENARIO_NODES = [
+  { channel: "앱푸시", branch: "" },
+  { channel: "알림톡", branch: "A" },
+  { channel: "알림톡", branch: "B" },
+  { channel: "친구톡", branch: "B·A" },
+] as const;
+export const SCENARIO_DAYS = 10;
+
+export async function writeScenarioXlsx(dir: string): Promise<string> {
+  const rnd = mulberry32(23);
+  const dates = Array.from(
+    { length: SCENARIO_DAYS },
+    (_, d) => `2025-03-${String(d + 1).padStart(2, "0")}`,
+  );
+  const nodes = SCENARIO_NODES.map((spec, i) => {
+    const days = dates.map((_, d) => {
+      const sends = Math.floor(200 + rnd() * 80 + d * 10 * (i + 1));
+      const opens = Math.floor(sends * (0.15 + 0.05 * i + rnd() * 0.1));
+      const conv = Math.floor(opens * (0.05 + rnd() * 0.1));
+      return {
+        "발송 수(건)": sends,
+        "발송 수(명)": sends - 3,
+        "오픈 수(건)": opens,
+        "오픈 수(명)": Math.floor(opens * 0.9),
+        "전환 수(건)": conv,
+        "전환 수(명)": conv,
+        "전환 수익": conv * 12_000,
+        "집행 비용": sends * 9,
+      };
+    });
+    return { number: i + 1, ...spec, nodeId: `node_${i + 1}_가입환영`, days };
+  });
+  const summary: (string | number | null)[][] = [
+    ["시나리오 일별 성과"],
+    ["기간", `${dates[0]} ~ ${dates.at(-1)}`],
+    [],
+    ["#", "채널", "A/B 테스트 분기", "메시지 노드 ID", ...METRICS],
+  ];
+  const sheets = [{ name: "요약", rows: summary }];
+  for (const n of nodes) {
+    const sums: Record<string, number> = {};
+    for (const d of n.days) for (const [k, v] of Object.entries(d)) sums[k] = (sums[k] ?? 0) + v;
+    const t = withRatios(sums);
+    summary.push([
+      n.number,
+      n.channel,
+      n.branch || null,
+      n.nodeId,
+      ...METRICS.map((m) => t[m] ?? 0),
+    ]);
+    const title = `#${n.number} ${n.channel}${n.branch ? ` ${n.branch}` : ""}`;
+    const rows: (string | number | null)[][] = [[title], [n.nodeId], ["날짜", ...METRICS]];
+    n.days.forEach((d, k) => {
+      const r = withRatios(d);
+      rows.push([dates[k] as string, ...METRICS.map((m) => r[m] ?? 0)]);
+    });
+    sheets.push({ name: title, rows });
+  }
+  const file = join(dir, "scenario-시나리오.xlsx");
+  await writeFile(file, await buildXlsx(sheets));
+  return file;
+}
