@@ -54,8 +54,8 @@ function trendOf(rows: DailySheet["rows"]): ScenarioNode["trend"] {
 }
 
 /** Daily series kept for charts: enough to see a trend, small enough for a tool result. */
-const DAILY_MAX_NODES = 12;
-const DAILY_MAX_DAYS = 120;
+const DAILY_MAX_NODES = 8;
+const DAILY_MAX_DAYS = 62;
 
 /** Sends, opens and conversions per day of the nodes with the most sends, on one date axis. */
 function dailySeries(

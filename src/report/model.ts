@@ -77,14 +77,45 @@ export function buildReport(data: unknown): ReportModel {
     throw new ReportDataError("No report data: expected the structuredContent of a tool result.");
   }
   const record = data as Record<string, unknown>;
-  if (record.kind === "campaign_event_data") return campaignReport(data as CampaignSummary);
-  if (record.kind === "scenario_daily_metrics") return scenarioReport(data as ScenarioSummary);
-  if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
-    return metricsReport(data as CampaignMetricsData);
+  let model: ReportModel;
+  if (record.kind === "campaign_event_data") model = campaignReport(data as CampaignSummary);
+  else if (record.kind === "scenario_daily_metrics")
+    model = scenarioReport(data as ScenarioSummary);
+  else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
+    model = metricsReport(data as CampaignMetricsData);
+  } else {
+    throw new ReportDataError(
+      "Unknown report data: expected the result of summarize_export or campaign_metrics.",
+    );
   }
-  throw new ReportDataError(
-    "Unknown report data: expected the result of summarize_export or campaign_metrics.",
-  );
+  for (const chart of model.sections.flatMap((s) => s.charts)) alignSeries(chart);
+  const cut = budgetNote(record);
+  if (cut !== undefined) model.notes.unshift(cut);
+  return model;
+}
+
+/**
+ * A result cut to the tool-result budget may hold shorter lists than its categories: every
+ * series is made as long as its categories (missing values drawn as gaps), never longer.
+ */
+function alignSeries(chart: Chart): void {
+  const n = chart.categories.length;
+  for (const s of chart.series) {
+    s.values = Array.from({ length: n }, (_, i) => {
+      const v = s.values[i];
+      return typeof v === "number" && Number.isFinite(v) ? v : null;
+    });
+  }
+}
+
+/** What the server's result budget left out (`truncated`, `more`), for the page's notes. */
+function budgetNote(record: Record<string, unknown>): string | undefined {
+  if (record.truncated !== true) return undefined;
+  const more = record.more as
+    | { omitted?: Array<{ field: string; shown: number; total: number }>; full_result?: string }
+    | undefined;
+  const lists = (more?.omitted ?? []).map((o) => `${o.field} ${o.shown} of ${o.total}`).join(", ");
+  return `This result was cut to fit the tool-result budget${lists === "" ? "" : ` (${lists})`}, so some charts show part of the data${more?.full_result === undefined ? "" : `; the whole result is the resource ${more.full_result}`}.`;
 }
 
 /** The value as shown in text and tables ("12.3%", "1,234", "4.2 min"); null as "-". */

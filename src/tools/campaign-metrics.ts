@@ -27,6 +27,7 @@ import {
   table,
   truncate,
 } from "../format.js";
+import { REPORT_VIEW_URI } from "../resources/report-view.js";
 import { blankToUndefined } from "../text-input.js";
 import { checkInteger, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
@@ -206,6 +207,7 @@ Limits: the service takes at most ${MAX_METRICS_WINDOW_DAYS} days per request; l
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,
+  appView: REPORT_VIEW_URI,
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handler(args, runtime, call) {
     checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);

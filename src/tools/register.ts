@@ -1,7 +1,9 @@
+import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { truncate } from "../format.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
+import { clientRendersApps } from "../resources/report-view.js";
 import { advertisedOutputSchema } from "./advertised-output.js";
 import { withCallLog } from "./call-log.js";
 import { errorText } from "./error-text.js";
@@ -24,20 +26,25 @@ export function registerTools(server: McpServer, runtime: ToolRuntime): void {
 }
 
 export function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRuntime): void {
-  server.registerTool(
-    tool.name,
-    {
-      title: tool.title,
-      description: tool.description,
-      // The tool's JSON Schema is listed; the arguments are checked in the callback below.
-      inputSchema: advertisedSchema(tool.inputSchema),
-      outputSchema: advertisedOutputSchema(tool.outputSchema.extend(BUDGET_FIELDS)),
-      // The title is the tool's, once: clients read it from either place.
-      annotations: { title: tool.title, ...tool.annotations },
-    },
-    (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> =>
-      withCallLog(ctx, () => callTool(tool, runtime, args, ctx)),
-  );
+  const config = {
+    title: tool.title,
+    description: tool.description,
+    // The tool's JSON Schema is listed; the arguments are checked in the callback below.
+    inputSchema: advertisedSchema(tool.inputSchema),
+    outputSchema: advertisedOutputSchema(tool.outputSchema.extend(BUDGET_FIELDS)),
+    // The title is the tool's, once: clients read it from either place.
+    annotations: { title: tool.title, ...tool.annotations },
+  };
+  const callback = (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> =>
+    withCallLog(ctx, () =>
+      callTool(tool, runtime, args, ctx, clientRendersApps(server.server.getClientCapabilities())),
+    );
+  if (tool.appView === undefined) server.registerTool(tool.name, config, callback);
+  // ext-apps' helper also writes the older `ui/resourceUri` key that earlier hosts read.
+  else {
+    const _meta = { ui: { resourceUri: tool.appView } };
+    registerAppTool(server, tool.name, { ...config, _meta }, callback);
+  }
 }
 
 async function callTool(
@@ -45,11 +52,12 @@ async function callTool(
   runtime: ToolRuntime,
   args: Record<string, unknown>,
   ctx: ServerContext,
+  rendersApps: boolean,
 ): Promise<CallToolResult> {
   const started = Date.now();
   try {
     const parsed = parseToolArgs(tool.inputSchema, args);
-    const output = await tool.handler(parsed, runtime, toolCall(ctx));
+    const output = await tool.handler(parsed, runtime, toolCall(ctx, rendersApps));
     const dataSource = runtime.sandbox ? "sandbox" : "service";
     const text = runtime.sandbox ? `${SANDBOX_NOTE}\n${output.text}` : output.text;
     log.debug("tool call", {
@@ -87,7 +95,7 @@ async function callTool(
   }
 }
 
-function toolCall(ctx: ServerContext): ToolCall {
+function toolCall(ctx: ServerContext, rendersApps: boolean): ToolCall {
   const token = ctx.mcpReq._meta?.progressToken;
   // MCP requires progress to increase with every notification of a request; callers report
   // what they know (poll counts, bytes), so a value that does not go up is moved past the last.
@@ -95,6 +103,7 @@ function toolCall(ctx: ServerContext): ToolCall {
   return {
     signal: ctx.mcpReq.signal,
     principal: ctx.http?.authInfo?.clientId,
+    rendersApps,
     async progress(progress, message, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
       const value =

@@ -10,8 +10,10 @@ import {
 import { ApiError } from "../api/errors.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
 import { withFileInUse } from "../files/in-use.js";
-import { callHint, formatByteProgress } from "../format.js";
+import { callHint, formatByteProgress, formatBytes } from "../format.js";
 import { isRegularFile } from "../regular-file.js";
+import { writeReportFile } from "../report/files.js";
+import { REPORT_VIEW_URI } from "../resources/report-view.js";
 import { assertNotFailed, awaitDownload, currentJob } from "./export-flow.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
@@ -46,6 +48,12 @@ const inputSchema = z.strictObject({
     .describe(
       "true: a longer text with every round, node and error code (default false: under 4,000 characters).",
     ),
+  report: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: also write the charts as a self-contained HTML report file (in the data folder) and link it as a crm-report:// resource. Hosts that show MCP Apps draw the charts inline anyway.",
+    ),
 });
 
 const campaign = campaignSummaryOutputSchema.omit({ kind: true, summary: true }).partial();
@@ -58,6 +66,7 @@ const outputSchema = z.object({
   ...resultBase,
   kind: z.enum(["campaign_event_data", "scenario_daily_metrics"]),
   file_path: z.string(),
+  report_path: z.string().optional().describe("the HTML report written with report: true"),
   ...campaign.shape,
   ...scenario.shape,
   totals: z
@@ -74,6 +83,7 @@ Limits: only regular .csv/.xlsx files; a ${sendsText(EXPORT_MAX_SENDS)}-send exp
 Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
   inputSchema,
   outputSchema,
+  appView: REPORT_VIEW_URI,
   annotations: {
     title: "Summarize an export file",
     readOnlyHint: true,
@@ -129,9 +139,21 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         maxBytes: runtime.config.maxDownloadBytes,
       }),
     );
+    const text = renderSummaryMarkdown(result, { detail: args.detail === true });
+    if (args.report === true) {
+      const report = await writeReportFile(runtime.config.dataDir, result);
+      return {
+        structured: { ...result, file_path: result.file.path, report_path: report.path },
+        text: `${text}\nHTML report with charts: ${report.path} (${formatBytes(report.bytes)}; opens in any browser, no network needed).`,
+        links: [report.link],
+      };
+    }
     return {
       structured: { ...result, file_path: result.file.path },
-      text: renderSummaryMarkdown(result, { detail: args.detail === true }),
+      // A host that renders MCP Apps already shows the charts; others learn how to get them.
+      text: call.rendersApps
+        ? text
+        : `${text}\nCharts: the same call with "report": true writes them as an HTML file.`,
     };
   },
 });

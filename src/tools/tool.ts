@@ -35,6 +35,8 @@ export interface ToolRuntime {
 
 /** Per-call facilities: cancellation and progress notifications. */
 export interface ToolCall {
+  /** The client renders MCP App views (it advertised the ext-apps extension). */
+  readonly rendersApps?: boolean;
   readonly signal: AbortSignal;
   /** Who calls: the HTTP bearer token's name in team mode (serve --http); absent on stdio. */
   readonly principal?: string | undefined;
@@ -65,6 +67,8 @@ export interface ToolDefinition<I extends AnyObject = AnyObject, O extends AnyOb
   inputSchema: I;
   outputSchema: O;
   annotations: ToolAnnotations;
+  /** `ui://` resource of an MCP App view that draws this tool's result (ext-apps). */
+  appView?: string;
   handler(
     args: z.output<I>,
     runtime: ToolRuntime,

@@ -104,7 +104,7 @@ describe("standalone report in Chromium", () => {
       await mkdir(join(import.meta.dirname, "../../docs"), { recursive: true });
       await page.screenshot({
         path: join(import.meta.dirname, "../../docs/report.png"),
-        clip: { x: 0, y: 0, width: 960, height: 1500 },
+        clip: { x: 0, y: 0, width: 960, height: 1180 },
         fullPage: true,
       });
     }

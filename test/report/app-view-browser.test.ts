@@ -1,0 +1,194 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer } from "../../src/server.js";
+import { type Harness, sandboxClock, startHarness } from "../tools/harness.js";
+import {
+  ARTIFACTS,
+  backgroundColor,
+  chartMarks,
+  inPage,
+  launchBrowser,
+  type PageServer,
+  servePages,
+  watchedPage,
+} from "./browser-support.js";
+import { writeCampaignCsv } from "./fixtures.js";
+
+/**
+ * The MCP App: tools/list names the view, resources/read serves it, and the page it serves,
+ * loaded by a minimal host that speaks the ext-apps messages, draws the real tool results it
+ * is handed (summarize_export over a known file, campaign_metrics over the sandbox) without a
+ * console error or a network request.
+ */
+
+const VIEW_URI = "ui://crm-insights/report.html";
+const APP_MIME = "text/html;profile=mcp-app";
+
+let h: Harness;
+let dir: string;
+let csv: string;
+let browser: Browser;
+let server: PageServer;
+let appClient: Client;
+let closeAppServer: () => Promise<void>;
+
+beforeAll(async () => {
+  h = await startHarness();
+  dir = await mkdtemp(join(tmpdir(), "report-app-"));
+  csv = await writeCampaignCsv(dir);
+  // A second client on the same server config that says it renders MCP Apps.
+  const built = createServer(h.config, { now: sandboxClock().now });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  appClient = new Client(
+    { name: "apps-host", version: "1.0.0" },
+    { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [APP_MIME] } } } },
+  );
+  await built.server.connect(serverSide);
+  await appClient.connect(clientSide);
+  closeAppServer = async () => {
+    await appClient.close();
+    await built.close();
+  };
+  const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
+  server = await servePages(new Map([["/host.html", () => hostHtml]]));
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await closeAppServer?.();
+  await h?.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe("the report as an MCP App", () => {
+  it("summarize_export and campaign_metrics name the view; resources/read serves it", async () => {
+    const { tools } = await h.client.listTools();
+    for (const name of ["summarize_export", "campaign_metrics"]) {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool?._meta).toEqual({ ui: { resourceUri: VIEW_URI }, "ui/resourceUri": VIEW_URI });
+    }
+    expect(
+      tools
+        .filter((t) => t._meta !== undefined)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["campaign_metrics", "summarize_export"]);
+    const { contents } = await h.client.readResource({ uri: VIEW_URI });
+    expect(contents).toHaveLength(1);
+    expect(contents[0]?.mimeType).toBe(APP_MIME);
+    const html = (contents[0] as { text: string }).text;
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    expect(html).toContain('<script type="application/json" id="report-data"></script>');
+    const { resources } = await h.client.listResources();
+    expect(resources.find((r) => r.uri === VIEW_URI)?.mimeType).toBe(APP_MIME);
+  });
+
+  it("the text stays complete for hosts without apps; only they get the report hint", async () => {
+    const plain = await h.call("summarize_export", { file: csv });
+    const apps = await appClient.callTool({ name: "summarize_export", arguments: { file: csv } });
+    expect(apps.structuredContent).toEqual(plain.structured);
+    const appsText = (apps.content as Array<{ type: string; text?: string }>)
+      .map((c) => c.text ?? "")
+      .join("\n");
+    expect(plain.text).toContain(appsText.split("\n")[1] ?? "?");
+    expect(plain.text).toContain('"report": true');
+    expect(appsText).not.toContain('"report": true');
+  });
+
+  async function hostPage(theme: "light" | "dark", input: unknown, result: unknown) {
+    // Tall enough for the whole view: a cross-origin frame is painted only where it is on screen.
+    const context = await browser.newContext({ viewport: { width: 1000, height: 3400 } });
+    const hostUrl = `${server.origin}/host.html`;
+    const watched = await watchedPage(context, (u) => u === hostUrl || u === "about:srcdoc");
+    await watched.page.goto(hostUrl);
+    const { contents } = await appClient.readResource({ uri: VIEW_URI });
+    const html = (contents[0] as { text: string }).text;
+    await inPage(
+      watched.page,
+      `startHost(${JSON.stringify(html)}, ${JSON.stringify(input)}, ${JSON.stringify(result)}, ${JSON.stringify(theme)})`,
+    );
+    const frame = watched.page.frameLocator("#view");
+    await frame.locator("#report[data-state=ready]").waitFor({ timeout: 10_000 });
+    const view = watched.page.frames().find((f) => f !== watched.page.mainFrame());
+    if (view === undefined) throw new Error("the view's frame did not load");
+    return { ...watched, context, view, hostUrl };
+  }
+
+  it("draws a summarize_export result the host hands it, in the host's theme", async () => {
+    const args = { file: csv };
+    const result = await appClient.callTool({ name: "summarize_export", arguments: args });
+    const summary = result.structuredContent as {
+      rounds: unknown[];
+      failures: unknown[];
+      delivery: { by_channel: unknown[] };
+    };
+    const { page, view, errors, requests, context, hostUrl } = await hostPage("dark", args, result);
+    const marks = await chartMarks(view);
+    expect(marks.funnel).toBe(summary.rounds.length * 5);
+    expect(marks["opens-by-hour"]).toBe(24);
+    expect(marks["failures-by-code"]).toBe(summary.failures.length);
+    expect(marks["delivery-by-channel"]).toBe(summary.delivery.by_channel.length * 2);
+    expect(await backgroundColor(view)).toBe("rgb(22, 25, 29)");
+    // The host switches to light: the view follows and draws its charts again.
+    await inPage(page, `setTheme("light")`);
+    await view.waitForFunction(
+      "getComputedStyle(document.body).backgroundColor === 'rgb(255, 255, 255)'",
+    );
+    expect((await chartMarks(view)).funnel).toBe(summary.rounds.length * 5);
+    // The handshake happened, and the view told the host its size.
+    const log = await inPage<Array<{ method?: string }>>(page, "window.hostLog");
+    const methods = log.map((m) => m.method);
+    expect(methods).toContain("ui/initialize");
+    expect(methods).toContain("ui/notifications/initialized");
+    expect(methods).toContain("ui/notifications/size-changed");
+    await page.screenshot({ path: join(ARTIFACTS, "app-view-summarize.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([hostUrl]);
+    await context.close();
+  });
+
+  it("draws campaign_metrics with its rounds", async () => {
+    const args = { task_from: "2026-09-01", task_to: "2026-11-21", include_tasks: true, top_n: 8 };
+    const result = await appClient.callTool({ name: "campaign_metrics", arguments: args });
+    expect(result.isError).not.toBe(true);
+    const data = result.structuredContent as { campaigns: unknown[]; tasks: unknown[] };
+    expect(data.campaigns.length).toBeGreaterThan(1);
+    const { view, errors, requests, context, hostUrl } = await hostPage("light", args, result);
+    const marks = await chartMarks(view);
+    expect(marks["campaign-volume"]).toBe(data.campaigns.length * 2);
+    expect(marks["rounds-over-time"]).toBe(Math.min(60, data.tasks.length) * 3);
+    expect(await view.textContent("h1")).toBe("Campaign metrics");
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([hostUrl]);
+    await context.close();
+  });
+
+  it("an error result is shown as the tool's own message", async () => {
+    const args = { job_id: "exp_never_made" };
+    const result = await appClient.callTool({ name: "summarize_export", arguments: args });
+    expect(result.isError).toBe(true);
+    const context = await browser.newContext();
+    const hostUrl = `${server.origin}/host.html`;
+    const { page, errors } = await watchedPage(
+      context,
+      (u) => u === hostUrl || u === "about:srcdoc",
+    );
+    await page.goto(hostUrl);
+    const { contents } = await appClient.readResource({ uri: VIEW_URI });
+    await inPage(
+      page,
+      `startHost(${JSON.stringify((contents[0] as { text: string }).text)}, ${JSON.stringify(args)}, ${JSON.stringify(result)}, "light")`,
+    );
+    const status = page.frameLocator("#view").locator("#report[data-state=error] .status");
+    await status.waitFor({ timeout: 10_000 });
+    expect(await status.textContent()).toContain("export job exp_never_made was not found");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,62 @@
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "../tools/harness.js";
+import { writeCampaignCsv } from "./fixtures.js";
+
+/** summarize_export with report: true writes the HTML report and links it as a resource. */
+
+let h: Harness;
+let dir: string;
+let csv: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  dir = await mkdtemp(join(tmpdir(), "report-file-"));
+  csv = await writeCampaignCsv(dir);
+});
+afterAll(async () => {
+  await h?.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe("summarize_export report: true", () => {
+  it("writes the report into the data folder and links it as crm-report://", async () => {
+    const r = await h.call("summarize_export", { file: csv, report: true });
+    expect(r.isError).not.toBe(true);
+    const path = r.structured.report_path as string;
+    expect(path.startsWith(join(h.dataDir, "reports"))).toBe(true);
+    expect(r.text).toContain(`HTML report with charts: ${path}`);
+    expect(r.text).not.toContain('"report": true');
+    const link = r.content.find((c) => c.type === "resource_link") as
+      | { uri: string; mimeType: string; name: string }
+      | undefined;
+    expect(link?.uri).toMatch(/^crm-report:\/\/campaign-_-[0-9a-f]{8}\.html$/);
+    expect(link?.mimeType).toBe("text/html");
+    const onDisk = await readFile(path, "utf8");
+    const { contents } = await h.client.readResource({ uri: link?.uri ?? "" });
+    expect((contents[0] as { text: string }).text).toBe(onDisk);
+    // The data is in the page: the summary's own numbers, and the file's Korean name.
+    const data = onDisk.slice(onDisk.indexOf('id="report-data">') + 17);
+    const embedded = JSON.parse(data.slice(0, data.indexOf("</script>"))) as {
+      rows: number;
+      file: { path: string };
+    };
+    expect(embedded.rows).toBe(r.structured.rows);
+    expect(embedded.file.path).toContain("campaign-캠페인.csv");
+    // Asked again, the same file is written over, not a second one.
+    const again = await h.call("summarize_export", { file: csv, report: true });
+    expect(again.structured.report_path).toBe(path);
+    expect((await stat(path)).isFile()).toBe(true);
+  });
+
+  it("a crm-report:// name that is not a written report is refused, naming the fix", async () => {
+    await expect(h.client.readResource({ uri: "crm-report://nothing-here.html" })).rejects.toThrow(
+      /No report named nothing-here.html/,
+    );
+    await expect(
+      h.client.readResource({ uri: "crm-report://..%2Fexport-jobs.json" }),
+    ).rejects.toThrow(/not a report name/);
+  });
+});
