@@ -1,6 +1,8 @@
+import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config.js";
 import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
+import { sweepOrphanTempFiles } from "./orphan-files.js";
 import { registerSecret } from "./redact.js";
 
 /**
@@ -37,6 +39,11 @@ export async function runServer(): Promise<number> {
   ]);
   // One runtime for the process: serveStdio may build a probe instance before the real one.
   const runtime = createRuntime(config);
+  // Temporary files of a process that was killed or crashed (a `.part` can be 700 MB): gone at
+  // start, not when the next download happens to begin.
+  void sweepOrphanTempFiles([config.dataDir, join(config.dataDir, "exports")]).then((removed) => {
+    if (removed > 0) log.info(`removed ${removed} temporary file(s) a stopped process left behind`);
+  });
   const guide = runtime.sandbox ? await sandboxGuide(config) : undefined;
   const deps = guide === undefined ? { runtime } : { runtime, sandboxGuide: guide };
   const handle = serveStdio(() => createServer(config, deps).server, {

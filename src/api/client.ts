@@ -164,6 +164,7 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
         downloadHosts: options.downloadHosts,
         // The export host hands out the download URLs; only a local one may point at this machine.
         localService: isLoopbackHost(new URL(base).hostname),
+        serviceOrigins: [new URL(base).origin, new URL(realtime).origin],
         maxBytes: options.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES,
         directory: call?.directory ?? join(options.dataDir, "exports"),
         signal: call?.signal,

@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { type FileHandle, mkdir, open, rename, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Dispatcher } from "undici";
 import { isLoopbackHost } from "../loopback-host.js";
+import { ownedTempPath, sweepOrphanTempFiles } from "../orphan-files.js";
 import { redact, redactUrl } from "../redact.js";
 import { callSignal } from "./call-signal.js";
 import { ApiError, DownloadFailedError, DownloadRefusedError } from "./errors.js";
@@ -26,9 +27,11 @@ const ALLOWED_EXTENSIONS = new Set(["csv", "xlsx"]);
  */
 const MAX_NAME_BYTES = 150;
 const MAX_ID_LENGTH = 64;
-/** Temporary files of downloads; ones this old were left by a process that was killed. */
-const TEMP_FILE = /^\.[0-9a-f]{16}\.part$/;
-const STALE_TEMP_MS = 60 * 60 * 1000;
+/**
+ * Bytes received but not yet on disk. The body is never paused (see streamToFile), so a disk
+ * slower than the network would otherwise buffer up to the whole file in memory.
+ */
+const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 
 export interface DownloadContext {
   dispatcher: Dispatcher;
@@ -40,10 +43,16 @@ export interface DownloadContext {
   downloadHosts: string[] | undefined;
   /**
    * The service itself runs on this machine (its base URL is loopback, e.g. the sandbox): only
-   * then may a download URL point at a loopback host, and only then over plain http. A remote
-   * service's URL (or a redirect) aimed at 127.0.0.1 would reach local services (SSRF).
+   * then may a download URL point at a loopback host. A remote service's URL (or a redirect)
+   * aimed at 127.0.0.1 would reach local services (SSRF).
    */
   localService?: boolean | undefined;
+  /**
+   * Origins (scheme, host, port) of the configured service (base URL, realtime base URL): the
+   * only places plain http may go. Any other http URL, even another port or address on this
+   * machine (127.0.0.2, a metadata endpoint behind a local proxy), is refused before connecting.
+   */
+  serviceOrigins?: readonly string[] | undefined;
   maxBytes: number;
   /** Directory the finished file lands in. */
   directory: string;
@@ -69,7 +78,7 @@ function failed(message: string, status?: number): DownloadFailedError {
  */
 export function checkDownloadUrl(
   raw: string,
-  context: Pick<DownloadContext, "apiHosts" | "downloadHosts" | "localService">,
+  context: Pick<DownloadContext, "apiHosts" | "downloadHosts" | "localService" | "serviceOrigins">,
   from?: URL,
 ): URL {
   let url: URL;
@@ -89,11 +98,8 @@ export function checkDownloadUrl(
       "insecure",
     );
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
-    throw refuse(
-      `Refused to download from ${shown}: only https URLs are allowed (plain http only when the service itself runs on this machine).`,
-      "insecure",
-    );
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw refuse(`Refused to download from ${shown}: only https URLs are allowed.`, "insecure");
   }
   if (url.username !== "" || url.password !== "") {
     throw refuse(`Refused to download from ${shown}: the URL carries credentials.`, "bad_url");
@@ -107,6 +113,13 @@ export function checkDownloadUrl(
         "host_not_allowed",
       );
     }
+  }
+  if (url.protocol === "http:" && !(context.serviceOrigins ?? []).includes(url.origin)) {
+    const own = (context.serviceOrigins ?? []).filter((o) => o.startsWith("http:"));
+    throw refuse(
+      `Refused to download from ${shown}: only https URLs are allowed (plain http only to the service's own address${own.length > 0 ? `, ${own.map(redactUrl).join(" or ")}` : ""}).`,
+      "insecure",
+    );
   }
   return url;
 }
@@ -192,13 +205,17 @@ export async function downloadExport(
   if (!finalPath.startsWith(directory + sep)) {
     throw refuse("Refused to save the export outside the data directory.", "bad_url");
   }
-  const tempPath = join(directory, `.${randomBytes(8).toString("hex")}.part`);
+  // Named after this process, so a sweep can tell it from the leftovers of a killed one.
+  const tempPath = ownedTempPath(`${directory}${sep}`, "part");
 
   const call = callSignal(context.signal, context.deadline);
   let response: Dispatcher.ResponseData | undefined;
+  let handle: FileHandle | undefined;
   try {
     await onDisk(directory, () => mkdir(directory, { recursive: true, mode: 0o700 }));
-    await removeStaleTempFiles(directory);
+    await sweepOrphanTempFiles([directory]);
+    // Opened before the request, so the body is read the moment it arrives (see streamToFile).
+    handle = await onDisk(directory, () => open(tempPath, "wx", 0o600));
     for (let hop = 0; ; hop++) {
       response = await context.dispatcher.request({
         origin: url.origin,
@@ -236,19 +253,28 @@ export async function downloadExport(
     }
     const bytes = await streamToFile(
       response.body,
-      tempPath,
+      handle,
       directory,
       context.maxBytes,
       expected,
       context.onProgress,
     );
+    const written = handle;
+    handle = undefined;
+    await onDisk(directory, () => written.close());
     await onDisk(directory, () => rename(tempPath, finalPath));
     return { path: finalPath, bytes };
   } catch (error) {
     if (response !== undefined) await discard(response.body);
+    await handle?.close().catch(() => undefined);
     await unlink(tempPath).catch(() => undefined);
     if (error instanceof ApiError) throw error;
-    throw mapTransportError(error, {
+    if (error instanceof BodyBroke && !call.callerAborted() && !call.deadlineExpired()) {
+      throw failed(
+        `The download from ${redactUrl(url.href)} broke off after ${error.bytes}${expected === undefined ? "" : ` of the ${expected}`} bytes (the connection closed early); nothing was kept.`,
+      );
+    }
+    throw mapTransportError(error instanceof BodyBroke ? error.cause : error, {
       operation: "download_export",
       callerAborted: call.callerAborted(),
       deadlineExpired: call.deadlineExpired(),
@@ -280,53 +306,100 @@ async function onDisk<T>(directory: string, step: () => Promise<T>): Promise<T> 
   }
 }
 
-/** Deletes `.<hex>.part` files that a killed process left behind; best effort. */
-async function removeStaleTempFiles(directory: string): Promise<void> {
-  const names = await readdir(directory).catch(() => []);
-  const cutoff = Date.now() - STALE_TEMP_MS;
-  for (const name of names) {
-    if (!TEMP_FILE.test(name)) continue;
-    const path = join(directory, name);
-    const info = await stat(path).catch(() => undefined);
-    if (info?.isFile() && info.mtimeMs < cutoff) await unlink(path).catch(() => undefined);
+/** The response body failed (a cut connection, an abort) after `bytes` arrived. */
+class BodyBroke extends Error {
+  constructor(
+    readonly bytes: number,
+    override readonly cause: unknown,
+  ) {
+    super("the response body broke off");
   }
 }
 
-async function streamToFile(
+/**
+ * Writes the body into the already open file, reading it at network speed and never pausing it.
+ * Undici 7 (nodejs/undici#5360) asserts `!this.paused` in its HTTP/1 parser when the peer closes
+ * the connection while the body stream is under backpressure: an exception thrown from the
+ * socket's `end` handler, which no caller can catch, ends the process. A file host that closes
+ * after part of a file (or after all of it, with `Connection: close`) while we awaited a disk
+ * write was enough. The fix in undici 8 (#5474) needs Node >= 22.19; we support 20.18. So the
+ * body flows without backpressure into a queue of writes, and the queue is bounded by
+ * MAX_PENDING_BYTES instead (a disk that slow fails the download, not the process).
+ */
+function streamToFile(
   body: Dispatcher.ResponseData["body"],
-  path: string,
+  handle: FileHandle,
   directory: string,
   maxBytes: number,
   expected: number | undefined,
   onProgress: ((bytes: number) => void) | undefined,
 ): Promise<number> {
-  const handle = await onDisk(directory, () => open(path, "wx", 0o600));
-  let bytes = 0;
-  try {
-    for await (const chunk of body) {
-      const buffer = chunk as Buffer;
-      bytes += buffer.length;
-      if (bytes > maxBytes) {
-        throw failed(
-          `The download exceeded the ${maxBytes}-byte limit (CRM_MAX_DOWNLOAD_MB); nothing was kept.`,
-        );
-      }
-      if (expected !== undefined && bytes > expected) {
-        throw failed(
-          `The download is larger than the ${expected} bytes the export job announced; nothing was kept.`,
-        );
-      }
-      await onDisk(directory, () => handle.write(buffer));
-      onProgress?.(bytes);
-    }
-    if (expected !== undefined && bytes !== expected) {
-      throw failed(
-        `The download ended after ${bytes} of the ${expected} bytes the export job announced; nothing was kept.`,
+  return new Promise<number>((resolve, reject) => {
+    let received = 0;
+    let pending = 0;
+    let written = 0;
+    let failure: unknown;
+    let writes: Promise<void> = Promise.resolve();
+    const fail = (error: unknown) => {
+      if (failure !== undefined) return;
+      failure = error;
+      body.destroy();
+      // The file is closed and removed by the caller: wait until no write is in flight.
+      writes.then(
+        () => reject(error),
+        () => reject(error),
       );
-    }
-    await onDisk(directory, () => handle.sync());
-  } finally {
-    await onDisk(directory, () => handle.close());
-  }
-  return bytes;
+    };
+    body.on("data", (chunk: Buffer) => {
+      if (failure !== undefined) return;
+      received += chunk.length;
+      if (received > maxBytes) {
+        fail(
+          failed(
+            `The download exceeded the ${maxBytes}-byte limit (CRM_MAX_DOWNLOAD_MB); nothing was kept.`,
+          ),
+        );
+        return;
+      }
+      if (expected !== undefined && received > expected) {
+        fail(
+          failed(
+            `The download is larger than the ${expected} bytes the export job announced; nothing was kept.`,
+          ),
+        );
+        return;
+      }
+      pending += chunk.length;
+      if (pending > MAX_PENDING_BYTES) {
+        fail(
+          failed(
+            `Writing the export to ${redact(directory)} fell more than ${MAX_PENDING_BYTES} bytes behind the download; nothing was kept. Check CRM_DATA_DIR (a slow or network disk).`,
+          ),
+        );
+        return;
+      }
+      writes = writes.then(async () => {
+        await onDisk(directory, () => handle.write(chunk));
+        pending -= chunk.length;
+        written += chunk.length;
+        onProgress?.(written);
+      });
+      writes.catch(fail);
+    });
+    body.on("error", (error: unknown) => fail(new BodyBroke(received, error)));
+    body.on("end", () => {
+      writes
+        .then(async () => {
+          if (failure !== undefined) return;
+          if (expected !== undefined && received !== expected) {
+            throw failed(
+              `The download ended after ${received} of the ${expected} bytes the export job announced; nothing was kept.`,
+            );
+          }
+          await onDisk(directory, () => handle.sync());
+          resolve(received);
+        })
+        .catch(fail);
+    });
+  });
 }

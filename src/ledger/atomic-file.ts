@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { ownedTempPath } from "../orphan-files.js";
 
 /**
  * Replaces `path` with `text` so that a crash (even kill -9) leaves either the old or the new
@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const temp = ownedTempPath(path, "tmp");
   try {
     const handle = await open(temp, "w", 0o600);
     try {

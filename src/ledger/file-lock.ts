@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
+import { ownedTempPath } from "../orphan-files.js";
+import { processAlive } from "../process-alive.js";
 
 /**
  * A cross-process lock beside a file: `<path>.lock`, holding its owner's PID, host name and a
@@ -96,7 +98,7 @@ function parse(text: string): LockOwner | undefined {
 }
 
 function tempName(lock: string): string {
-  return `${lock}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  return ownedTempPath(lock, "tmp");
 }
 
 /** Writes the complete lock beside it, then links it into place: fails if a lock exists. */
@@ -181,15 +183,4 @@ async function release(lock: string, token: string): Promise<void> {
   const current = parse((await readLock(lock).catch(() => undefined)) ?? "");
   // A lock taken over from us (we stalled past the lease) is no longer ours to remove.
   if (current?.token === token) await unlink(lock).catch(() => undefined);
-}
-
-/** process.kill(pid, 0): ESRCH means gone; EPERM means it exists but belongs to someone else. */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

@@ -1,4 +1,8 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
+import { hostname } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
@@ -196,7 +200,7 @@ describe("this machine is reachable only when the service itself runs on it", ()
 
   it("checkDownloadUrl: loopback only for a local service, never as a redirect from elsewhere", () => {
     const remote = { apiHosts: ["api.example.com"], downloadHosts: undefined };
-    const local = { ...remote, localService: true };
+    const local = { ...remote, localService: true, serviceOrigins: ["http://127.0.0.1:8080"] };
     for (const target of [
       "http://127.0.0.1:6379/",
       "https://127.0.0.2/f",
@@ -210,15 +214,62 @@ describe("this machine is reachable only when the service itself runs on it", ()
       ).toThrow(/this machine/);
     }
     expect(checkDownloadUrl("http://127.0.0.1:8080/f", local).port).toBe("8080");
-    expect(
-      checkDownloadUrl("http://localhost:8080/f", local, new URL("http://127.0.0.1:8080/a")).host,
-    ).toBe("localhost:8080");
+    // Plain http only to the service's exact origin: not another name, port or address for it.
+    for (const target of [
+      "http://localhost:8080/f",
+      "http://127.0.0.1:8081/f",
+      "http://127.0.0.2:8080/latest/meta-data/",
+      "http://[::1]:8080/f",
+    ]) {
+      expect(() => checkDownloadUrl(target, local), target).toThrow(/service's own address/);
+      expect(
+        () => checkDownloadUrl(target, local, new URL("http://127.0.0.1:8080/a")),
+        target,
+      ).toThrow(/service's own address/);
+    }
+    expect(checkDownloadUrl("https://localhost:8443/f", local).host).toBe("localhost:8443");
     // `*.localhost` is not known to resolve to this machine: no plain http for it.
     expect(() => checkDownloadUrl("http://files.localhost/f", local)).toThrow(/only https/);
     expect(isLoopbackHost("files.localhost")).toBe(false);
     expect(isLoopbackHost("127.1.2.3")).toBe(true);
     expect(isLoopbackHost("[::1]")).toBe(true);
     expect(isLoopbackHost("10.0.0.1")).toBe(false);
+  });
+});
+
+describe("plain http only to the service's own origin", () => {
+  it("a download_url on another loopback address is refused; nothing connects to it", async () => {
+    // A listener on 127.0.0.2 (loopback, not the service's address) that counts connections.
+    let connections = 0;
+    const trap = createNetServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => trap.listen(0, "127.0.0.2", resolve));
+    const { port } = trap.address() as AddressInfo;
+    try {
+      const client = clientFor(server, dir.path);
+      for (const url of [
+        `http://127.0.0.2:${port}/latest/meta-data/iam/security-credentials/`,
+        `http://localhost:${server.port}/files/export.csv`,
+        `http://127.0.0.1:${port}/files/export.csv`,
+      ]) {
+        const error = await refusal(client.downloadExport(completedJob({ download_url: url })));
+        expect(error.reason).toBe("insecure");
+        expect(error.message).toContain(`only to the service's own address, ${server.url}`);
+      }
+      // A redirect from the service to that address is refused at the hop as well.
+      server.reply({
+        status: 302,
+        headers: { location: `http://127.0.0.2:${port}/latest/meta-data/` },
+      });
+      expect((await refusal(client.downloadExport(completedJob()))).reason).toBe("insecure");
+      expect(connections).toBe(0);
+      expect(await listFiles(dir.path)).toEqual([]);
+      await client.close();
+    } finally {
+      await new Promise((resolve) => trap.close(resolve));
+    }
   });
 });
 
@@ -445,20 +496,31 @@ describe("local file-system failures are reported as such", () => {
 });
 
 describe("temporary files a killed process left behind", () => {
-  it("are removed when over an hour old; fresh ones and other files stay", async () => {
+  it("are removed when their owner process is gone, whatever their mtime; others stay", async () => {
     const exportsDir = join(dir.path, "exports");
     await mkdir(exportsDir, { recursive: true });
-    const stale = ".0123456789abcdef.part";
-    const fresh = ".fedcba9876543210.part";
+    const gone = spawn(process.execPath, ["-e", ""]);
+    const deadPid = gone.pid;
+    await new Promise((r) => gone.once("exit", r));
+    const tag = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
+    const dead = `.${tag}-${deadPid}.0123456789abcdef.part`;
+    const live = `.${tag}-${process.pid}.fedcba9876543210.part`;
+    const otherHost = `.0badc0de-${deadPid}.0123456789abcdef.part`;
     const other = ".notours.part";
-    for (const name of [stale, fresh, other]) await writeFile(join(exportsDir, name), "partial");
-    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-    await utimes(join(exportsDir, stale), twoHoursAgo, twoHoursAgo);
-    await utimes(join(exportsDir, other), twoHoursAgo, twoHoursAgo);
+    for (const name of [dead, live, otherHost, other]) {
+      await writeFile(join(exportsDir, name), "partial");
+    }
+    // A clock that jumped: the dead owner's file looks brand new, the live one's ancient.
+    const ahead = new Date(Date.now() + 3_600_000);
+    const behind = new Date(Date.now() - 48 * 3_600_000);
+    await utimes(join(exportsDir, dead), ahead, ahead);
+    await utimes(join(exportsDir, live), behind, behind);
     const client = clientFor(server, dir.path);
     server.reply({ body: CSV });
     const file = await client.downloadExport(completedJob());
-    expect((await readdir(exportsDir)).sort()).toEqual([fresh, other, basename(file.path)].sort());
+    expect((await readdir(exportsDir)).sort()).toEqual(
+      [live, otherHost, other, basename(file.path)].sort(),
+    );
     await client.close();
   });
 });

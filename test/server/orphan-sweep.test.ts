@@ -1,0 +1,63 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+const BIN = new URL("../../dist/cli.js", import.meta.url);
+
+let dataDir: string;
+beforeEach(async () => {
+  if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
+  dataDir = await mkdtemp(join(tmpdir(), "crm-sweep-"));
+});
+afterEach(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function deadPid(): Promise<number> {
+  const gone = spawn(process.execPath, ["-e", ""]);
+  const pid = gone.pid;
+  await new Promise((r) => gone.once("exit", r));
+  if (pid === undefined) throw new Error("no pid");
+  return pid;
+}
+
+describe("server start", () => {
+  it("removes temporary files of processes that are gone, before any download", async () => {
+    const tag = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
+    const dead = await deadPid();
+    const exportsDir = join(dataDir, "exports");
+    await mkdir(exportsDir, { recursive: true });
+    const orphans = [
+      join(exportsDir, `.${tag}-${dead}.00112233aabbccdd.part`),
+      join(dataDir, `export-jobs-abc.json.${tag}-${dead}.00112233aabbccdd.tmp`),
+      join(dataDir, `export-jobs-abc.json.lock.${tag}-${dead}.00112233aabbccdd.tmp`),
+      join(dataDir, `export-jobs-abc.json.${dead}.0a1b2c3d.tmp`),
+    ];
+    const kept = [
+      join(exportsDir, `.${tag}-${process.pid}.00112233aabbccdd.part`),
+      join(exportsDir, "job-1-report.csv"),
+    ];
+    for (const path of [...orphans, ...kept]) await writeFile(path, "x");
+    const child = spawn(process.execPath, [BIN.pathname], {
+      env: { PATH: process.env.PATH ?? "", CRM_DATA_DIR: dataDir, CRM_LOG_LEVEL: "warn" },
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (orphans.some((p) => existsSync(p)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(orphans.filter((p) => existsSync(p))).toEqual([]);
+      expect((await readdir(exportsDir)).sort()).toEqual(
+        kept.map((p) => p.slice(exportsDir.length + 1)).sort(),
+      );
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
