@@ -6,6 +6,33 @@
 const secrets = new Set<string>();
 /** Every registered form, longest first, so a longer form is masked before a part of it. */
 let forms: string[] = [];
+/**
+ * A service error may quote part of a key ("sk_crm_738c6dca13b27b819..."), cut where it liked:
+ * every run of FRAGMENT characters of any form of a key is masked too. Shorter runs are left:
+ * they match ordinary text too often, and 8 characters of a key are already too many to show.
+ */
+const FRAGMENT = 8;
+const fragments = new Set<string>();
+/**
+ * A bit per rolling hash (mod FILTER_BITS) of every fragment: a text position whose window's
+ * bit is clear cannot start a fragment, so the string slice and set lookup run only on the rare
+ * positions whose bit is set. 1 MB of text is scanned in a few ms instead of hundreds.
+ */
+const FILTER_BITS = 1 << 20;
+const filter = new Uint32Array(FILTER_BITS / 32);
+const BASE = 0x01000193;
+/** BASE^(FRAGMENT-1) mod 2^32, to take the outgoing character off a rolling hash. */
+const BASE_TOP = Array.from({ length: FRAGMENT - 1 }).reduce<number>(
+  (power) => Math.imul(power, BASE),
+  1,
+);
+
+function windowHash(text: string, start: number): number {
+  let hash = 0;
+  for (let i = start; i < start + FRAGMENT; i++)
+    hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
+  return hash;
+}
 
 /**
  * Registers a value that must never appear in output, together with the forms it takes once
@@ -29,6 +56,13 @@ export function registerSecret(value: string | undefined): void {
     pathEncoded(value).replace(/\\/g, "/"),
   ];
   forms = [...new Set([...forms, ...added])].sort((a, b) => b.length - a.length);
+  for (const form of added) {
+    for (let i = 0; i + FRAGMENT <= form.length; i++) {
+      fragments.add(form.slice(i, i + FRAGMENT));
+      const bit = windowHash(form, i) & (FILTER_BITS - 1);
+      filter[bit >>> 5] = (filter[bit >>> 5] ?? 0) | (1 << (bit & 31));
+    }
+  }
 }
 
 function pathEncoded(value: string): string {
@@ -51,7 +85,44 @@ export function redact(text: string): string {
   for (const form of forms) {
     if (out.includes(form)) out = out.split(form).join("[REDACTED]");
   }
+  out = maskFragments(out);
   return out.replace(URL_QUERY, "$1?[REDACTED]").replace(AUTH_HEADER, "$1[REDACTED]");
+}
+
+/**
+ * Masks every run of text covered by FRAGMENT-character windows that occur in a key, in one pass
+ * (a set lookup per position: linear in the text, whatever the number of keys). Overlapping or
+ * touching windows join into one masked run.
+ */
+function maskFragments(text: string): string {
+  if (fragments.size === 0 || text.length < FRAGMENT) return text;
+  let out = "";
+  let copied = 0;
+  let runStart = -1;
+  let runEnd = -1;
+  let hash = windowHash(text, 0);
+  for (let i = 0; i + FRAGMENT <= text.length; i++) {
+    if (i > 0) {
+      // Roll: drop the character leaving the window, add the one entering it.
+      hash =
+        (Math.imul(hash - Math.imul(text.charCodeAt(i - 1), BASE_TOP), BASE) +
+          text.charCodeAt(i + FRAGMENT - 1)) |
+        0;
+    }
+    const bit = hash & (FILTER_BITS - 1);
+    if (((filter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) continue;
+    if (!fragments.has(text.slice(i, i + FRAGMENT))) continue;
+    if (i > runEnd) {
+      if (runStart >= 0) {
+        out += `${text.slice(copied, runStart)}[REDACTED]`;
+        copied = runEnd;
+      }
+      runStart = i;
+    }
+    runEnd = i + FRAGMENT;
+  }
+  if (runStart < 0) return text;
+  return `${out}${text.slice(copied, runStart)}[REDACTED]${text.slice(runEnd)}`;
 }
 
 /** A URL safe to show: scheme, host and path only (a key pasted into the path is masked too). */

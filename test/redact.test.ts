@@ -10,6 +10,32 @@ describe("redact", () => {
     );
   });
 
+  it("masks any 8 or more consecutive characters of a key, wherever a service error cut it", () => {
+    const key = "sk_crm_738c6dca13b27b819f0e1d2c3b4a5968";
+    registerSecret(key);
+    const quoted = JSON.stringify({ message: `key "${key.slice(0, 24)}..." is not valid` });
+    expect(redact(quoted)).toBe(JSON.stringify({ message: 'key "[REDACTED]..." is not valid' }));
+    const grams = (text: string) =>
+      Array.from({ length: Math.max(0, text.length - 7) }, (_, i) => text.slice(i, i + 8));
+    const leaks = (text: string) => grams(key).filter((g) => text.includes(g));
+    // Every cut of 8+ characters, at every offset, inside other text: nothing of 8 survives.
+    for (let start = 0; start + 8 <= key.length; start += 3) {
+      for (const length of [8, 9, 13, 24]) {
+        const piece = key.slice(start, start + length);
+        const out = redact(`error near ${piece}; retry`);
+        expect(leaks(out), piece).toEqual([]);
+        expect(out).toContain("error near ");
+      }
+    }
+    // 7 characters are not a key: "sk_crm_" is how every key of the service starts.
+    expect(redact("keys look like sk_crm_... ")).toBe("keys look like sk_crm_... ");
+    // Far into a long text, and twice.
+    const long = `${"lorem ipsum ".repeat(200_000)}${key.slice(5, 20)} and ${key.slice(-9)}`;
+    const masked = redact(long);
+    expect(leaks(masked)).toEqual([]);
+    expect(masked.endsWith("[REDACTED] and [REDACTED]")).toBe(true);
+  });
+
   it("leaves fragments too short to be keys alone (config refuses keys under 8 characters)", () => {
     registerSecret("ab");
     registerSecret(undefined);
