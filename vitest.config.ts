@@ -22,6 +22,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Forked workers keep native zlib/undici state apart from vitest's own process.
     pool: "forks",
+    // Servers under test log at warn (a run prints failures, not hundreds of info lines); a test
+    // that wants more sets the level itself, and CRM_LOG_LEVEL=info npm test shows everything.
+    env: { CRM_LOG_LEVEL: process.env.CRM_LOG_LEVEL ?? "warn" },
     projects: [
       {
         extends: true,

@@ -35,6 +35,11 @@ export function setLogForwarder(next: LogForwarder | undefined): void {
   forwarder = next;
 }
 
+/** The level in force, so a caller that raised it for a while can put it back. */
+export function getLogLevel(): Level {
+  return LOG_LEVELS.find((level) => ORDER[level] === threshold) ?? "info";
+}
+
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
   forwarder?.(level, message, fields);
   if (ORDER[level] < threshold) return;

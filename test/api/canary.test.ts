@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import type { ExportJob } from "../../src/api/schemas.js";
-import { setLogLevel } from "../../src/log.js";
+import { getLogLevel, setLogLevel } from "../../src/log.js";
 import { type FixtureServer, freePort, startFixtureServer } from "../helpers/fixture-server.js";
 import { jobJson, listFiles, tempDir } from "./support.js";
 
@@ -29,19 +29,21 @@ let server: FixtureServer;
 let dir: { path: string; cleanup: () => Promise<void> };
 const stderr: string[] = [];
 const originalWrite = process.stderr.write.bind(process.stderr);
+const originalLevel = getLogLevel();
 
 beforeAll(async () => {
   server = await startFixtureServer();
   dir = await tempDir();
   setLogLevel("debug");
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  process.stderr.write = ((chunk: string | Uint8Array) => {
     stderr.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));
-    return originalWrite(chunk, ...rest);
+    // Debug lines are captured for the checks, not printed (they would bury real failures).
+    return true;
   }) as typeof process.stderr.write;
 });
 afterAll(async () => {
   process.stderr.write = originalWrite;
-  setLogLevel("info");
+  setLogLevel(originalLevel);
   await server.close();
   await dir.cleanup();
 });

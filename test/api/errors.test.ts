@@ -12,7 +12,7 @@ import {
   ServerError,
 } from "../../src/api/errors.js";
 import { extractErrorCode, parseRetryAfter } from "../../src/api/to-api-error.js";
-import { setLogLevel } from "../../src/log.js";
+import { getLogLevel, setLogLevel } from "../../src/log.js";
 import { type FixtureReply, useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, jobJson, SECRET, tempDir } from "./support.js";
 
@@ -293,11 +293,12 @@ describe("detail", () => {
       lines.push(String(chunk));
       return true;
     }) as typeof process.stderr.write;
+    const level = getLogLevel();
     setLogLevel("debug");
     try {
       await failWith("get", { status: 400, json: { code: "Odd", hint: `key ${SECRET} rejected` } });
     } finally {
-      setLogLevel("info");
+      setLogLevel(level);
       process.stderr.write = original;
     }
     const logged = lines.join("");

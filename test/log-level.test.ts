@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { getLogLevel, log } from "../src/log.js";
+
+describe("servers under test", () => {
+  it("log at warn unless a test asks for more, so a run shows failures and not info lines", () => {
+    const lines: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      log.info("tool call failed (an expected refusal)");
+      log.warn("something a reader must see");
+    } finally {
+      process.stderr.write = original;
+    }
+    // CRM_LOG_LEVEL from the environment wins (CRM_LOG_LEVEL=info npm test shows everything).
+    const asked = process.env.CRM_LOG_LEVEL;
+    expect(asked).toBeDefined();
+    if (asked === "warn") {
+      expect(getLogLevel()).toBe("warn");
+      expect(lines.join("")).not.toContain("expected refusal");
+    }
+    expect(lines.join("")).toContain("something a reader must see");
+  });
+});
