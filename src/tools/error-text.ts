@@ -10,6 +10,7 @@ import {
 } from "../api/limits.js";
 import { operationLabel } from "../api/to-api-error.js";
 import { CatalogError } from "../catalog.js";
+import { clipEchoes } from "../clip.js";
 import { ConfigError } from "../config.js";
 import { callHint } from "../format.js";
 import { redact } from "../redact.js";
@@ -30,7 +31,8 @@ import {
  * and the next step. Everything passes through `redact`, so no key or signed URL can leak.
  */
 export function errorText(error: unknown, toolName: string): string {
-  return redact(`Error in ${toolName}: ${describe(error)}`);
+  // Cut before redaction: a key cut in half is still masked (redact masks any 8 of its characters).
+  return redact(clipEchoes(`Error in ${toolName}: ${describe(error)}`));
 }
 
 function describe(error: unknown): string {

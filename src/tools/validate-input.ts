@@ -1,5 +1,6 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { clipValue } from "../clip.js";
 import { ToolInputError } from "./tool-errors.js";
 
 /**
@@ -33,7 +34,7 @@ export function parseToolArgs<S extends z.ZodObject>(schema: S, args: unknown): 
   const issue = parsed.error.issues[0];
   const allowed = Object.keys(schema.shape);
   if (issue === undefined) throw new ToolInputError("arguments", "The arguments are not valid.");
-  const field = issue.path.map(String).join(".") || "arguments";
+  const field = clipValue(issue.path.map(String).join(".")) || "arguments";
   const more =
     parsed.error.issues.length > 1
       ? ` (${parsed.error.issues.length - 1} more problem(s) after this one)`
@@ -42,17 +43,17 @@ export function parseToolArgs<S extends z.ZodObject>(schema: S, args: unknown): 
     case "unrecognized_keys": {
       const parts = issue.keys.map((key) => {
         const near = nearest(key, allowed);
-        return `"${key}"${near === undefined ? "" : ` (did you mean "${near}"?)`}`;
+        return `"${clipValue(key)}"${near === undefined ? "" : ` (did you mean "${near}"?)`}`;
       });
       throw new ToolInputError(
-        issue.keys.join(", "),
+        issue.keys.map((key) => clipValue(key)).join(", "),
         `unknown argument ${parts.join(", ")}. Allowed arguments: ${allowed.join(", ")}.${more}`,
       );
     }
     case "invalid_value":
       throw new ToolInputError(
         field,
-        `${field} ${JSON.stringify(valueAt(args, issue.path))} is not allowed; use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}.${more}`,
+        `${field} ${truncateJson(valueAt(args, issue.path))} is not allowed; use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}.${more}`,
       );
     case "invalid_type": {
       const value = valueAt(args, issue.path);
@@ -85,8 +86,7 @@ function describeType(value: unknown): string {
 }
 
 function truncateJson(value: unknown): string {
-  const json = JSON.stringify(value) ?? String(value);
-  return json.length > 60 ? `${json.slice(0, 59)}…` : json;
+  return clipValue(JSON.stringify(value) ?? String(value), 60);
 }
 
 /** `"10"` for a number: say the fix (send 10 without quotes). */
@@ -108,6 +108,8 @@ function hint(expected: string, value: unknown): string {
 export function nearest(key: string, allowed: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
+  // Far longer than any allowed name: no misspelling of one (and the distance is quadratic).
+  if (key.length > 64) return undefined;
   const lower = key.toLowerCase();
   for (const name of allowed) {
     const d = editDistance(lower, name.toLowerCase());
