@@ -13,7 +13,9 @@ import type { RunningSandbox } from "../../src/sandbox/types.js";
 // The built bin, as a user runs it (npm test builds first).
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 const run = promisify(execFile);
-const CANARY = "canary-doctor-secret-5e1f09";
+// No 8 characters in common with the temp folder's name ("crm-doctor-"): redaction masks any
+// 8 consecutive characters of a key, wherever they appear.
+const CANARY = "canary-5e1f09c4a7d2b8";
 const WRONG = "wrong-doctor-key-7c2a4b";
 
 interface Outcome {

@@ -6,6 +6,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../../src/config.js";
+import { getLogLevel, setLogLevel } from "../../src/log.js";
 import { registerSecret } from "../../src/redact.js";
 import { createServer, sandboxGuide } from "../../src/server.js";
 import { registerTool } from "../../src/tools/register.js";
@@ -86,6 +87,9 @@ describe("tool call wrapper", () => {
   it("logs a failed call's redacted message, not only the error's name", async () => {
     // main.ts registers the configured keys; the log must mask them.
     registerSecret("probe-secret-key-123");
+    // Failed calls are logged at info; tests run at warn unless they ask.
+    const level = getLogLevel();
+    setLogLevel("info");
     const writes: string[] = [];
     const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
       writes.push(String(chunk));
@@ -99,6 +103,7 @@ describe("tool call wrapper", () => {
       expect(r.isError).toBe(true);
     } finally {
       spy.mockRestore();
+      setLogLevel(level);
       await probe.close();
     }
     const line = writes.find((w) => w.includes("tool call failed")) ?? "";
