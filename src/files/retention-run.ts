@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import type { ExportBudget } from "../ledger/budget.js";
 import { JobLedger } from "../ledger/ledger.js";
 import { exportsFolder } from "./data-folder.js";
+import { fileSystemNow } from "./fs-clock.js";
 import { isFileInUse } from "./in-use.js";
 import { type RetentionPolicy, type SweepResult, sweepExportFiles } from "./retention.js";
 
@@ -9,8 +10,11 @@ export interface RetentionRun {
   /** The data folder in use (see dataFolderInUse); its `exports/` is swept. */
   dataFolder: string;
   policy: RetentionPolicy;
-  /** Local clock (epoch ms) the files' mtimes are judged by. */
-  now: number;
+  /**
+   * Epoch ms the files' mtimes are judged by; default the file system's own "now" (see
+   * fs-clock.ts), as the files' mtimes were stamped by it.
+   */
+  now?: number;
   /** The ledgers' clock and budget, to open every ledger of the folder the way the server does. */
   ledgerNow: () => number;
   budget: ExportBudget;
@@ -24,8 +28,9 @@ const LEDGER_FILE = /^export-jobs-([0-9a-f]{12})\.json$/;
  * `exports/` holds the files of every application configured on this data folder.
  */
 export async function runRetention(run: RetentionRun): Promise<SweepResult> {
-  const result = await sweepExportFiles(exportsFolder(run.dataFolder), run.policy, {
-    now: run.now,
+  const folder = exportsFolder(run.dataFolder);
+  const result = await sweepExportFiles(folder, run.policy, {
+    now: run.now ?? (await fileSystemNow(folder)),
     inUse: run.inUse ?? isFileInUse,
   });
   if (result.removed.length === 0) return result;

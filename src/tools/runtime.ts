@@ -85,8 +85,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
         const result = await runRetention({
           dataFolder,
           policy: config.retention,
-          // File ages are local facts: the local clock, whatever the service's clock says.
-          now: Date.now(),
+          // File ages are judged by the file system's clock that stamped them (see fs-clock.ts).
           ledgerNow: now,
           budget: config.exportBudget,
         });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { fileSystemNow } from "../../src/files/fs-clock.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { createServer } from "../../src/server.js";
 
@@ -97,8 +98,8 @@ describe("the data folder through the tools", () => {
       await first.close();
     }
 
-    // 40 days old by the local clock the sweep reads (set explicitly, relative to the same clock).
-    const old = (Date.now() - 40 * DAY) / 1000;
+    // 40 days old by the file system's clock the sweep reads (set explicitly, relative to it).
+    const old = ((await fileSystemNow(dataDir)) - 40 * DAY) / 1000;
     await utimes(filePath, old, old);
 
     // A later server process: its first tool call sweeps what earlier runs left.

@@ -1,8 +1,9 @@
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportsFolder } from "../../src/files/data-folder.js";
+import { fileSystemNow } from "../../src/files/fs-clock.js";
 import { withFileInUse } from "../../src/files/in-use.js";
 import { RECENT_MS, sweepExportFiles } from "../../src/files/retention.js";
 import { runRetention } from "../../src/files/retention-run.js";
@@ -163,5 +164,31 @@ describe("runRetention", () => {
     // Downloaded again later: the mark goes.
     await first.recordDownload("exp_old", files.old, 0.2 * MB);
     expect((await first.get("exp_old"))?.file_removed_at).toBeUndefined();
+  });
+});
+
+describe("file ages without a given clock", () => {
+  it("are judged by the file system's clock, so a shifted process clock removes nothing fresh", async () => {
+    const fsNow = await fileSystemNow(exportsDir);
+    const fresh = join(exportsDir, "exp_just_downloaded.csv");
+    await writeFile(fresh, "a,b\n");
+    const old = join(exportsDir, "exp_forty_days.csv");
+    await writeFile(old, "a,b\n");
+    await utimes(old, (fsNow - 40 * DAY) / 1000, (fsNow - 40 * DAY) / 1000);
+    // The process clock 400 days ahead (an NTP step, faketime): the fresh file is not 400 days old.
+    const real = Date.now.bind(Date);
+    const shifted = vi.spyOn(Date, "now").mockImplementation(() => real() + 400 * DAY);
+    try {
+      const result = await runRetention({
+        dataFolder: dataDir,
+        policy: { maxAgeDays: 30, maxBytes: 0 },
+        ledgerNow: Date.now,
+        budget: BUDGET,
+      });
+      expect(result.removed.map((f) => f.path)).toEqual([old]);
+    } finally {
+      shifted.mockRestore();
+    }
+    expect((await readdir(exportsDir)).sort()).toEqual(["exp_just_downloaded.csv"]);
   });
 });
