@@ -1,5 +1,5 @@
-import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config.js";
+import { dataFolderInUse, exportsFolder } from "./files/data-folder.js";
 import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
 import { sweepOrphanTempFiles } from "./orphan-files.js";
@@ -41,7 +41,8 @@ export async function runServer(): Promise<number> {
   const runtime = createRuntime(config);
   // Temporary files of a process that was killed or crashed (a `.part` can be 700 MB): gone at
   // start, not when the next download happens to begin.
-  void sweepOrphanTempFiles([config.dataDir, join(config.dataDir, "exports")]).then((removed) => {
+  const folder = dataFolderInUse(config);
+  void sweepOrphanTempFiles([folder, exportsFolder(folder)]).then((removed) => {
     if (removed > 0) log.info(`removed ${removed} temporary file(s) a stopped process left behind`);
   });
   const guide = runtime.sandbox ? await sandboxGuide(config) : undefined;

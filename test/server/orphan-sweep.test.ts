@@ -29,13 +29,15 @@ describe("server start", () => {
   it("removes temporary files of processes that are gone, before any download", async () => {
     const tag = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
     const dead = await deadPid();
-    const exportsDir = join(dataDir, "exports");
+    // Sandbox mode (no CRM_BASE_URL) keeps its data in <data dir>/sandbox.
+    const folder = join(dataDir, "sandbox");
+    const exportsDir = join(folder, "exports");
     await mkdir(exportsDir, { recursive: true });
     const orphans = [
       join(exportsDir, `.${tag}-${dead}.00112233aabbccdd.part`),
-      join(dataDir, `export-jobs-abc.json.${tag}-${dead}.00112233aabbccdd.tmp`),
-      join(dataDir, `export-jobs-abc.json.lock.${tag}-${dead}.00112233aabbccdd.tmp`),
-      join(dataDir, `export-jobs-abc.json.${dead}.0a1b2c3d.tmp`),
+      join(folder, `export-jobs-abc.json.${tag}-${dead}.00112233aabbccdd.tmp`),
+      join(folder, `export-jobs-abc.json.lock.${tag}-${dead}.00112233aabbccdd.tmp`),
+      join(folder, `export-jobs-abc.json.${dead}.0a1b2c3d.tmp`),
     ];
     const kept = [
       join(exportsDir, `.${tag}-${process.pid}.00112233aabbccdd.part`),
