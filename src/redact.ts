@@ -8,8 +8,10 @@ const secrets = new Set<string>();
 let forms: string[] = [];
 /**
  * A service error may quote part of a key ("sk_crm_738c6dca13b27b819..."), cut where it liked:
- * every run of FRAGMENT characters of any form of a key is masked too. Shorter runs are left:
- * they match ordinary text too often, and 8 characters of a key are already too many to show.
+ * every run of FRAGMENT characters of any form of a key that mixes letters and digits, as
+ * generated keys do, is masked too. Runs of letters alone are left: a key with words in it
+ * ("acme-production-2026") would otherwise mask "acme-pro..." in every campaign name; shorter
+ * runs match ordinary text too often.
  */
 const FRAGMENT = 8;
 const fragments = new Set<string>();
@@ -58,7 +60,9 @@ export function registerSecret(value: string | undefined): void {
   forms = [...new Set([...forms, ...added])].sort((a, b) => b.length - a.length);
   for (const form of added) {
     for (let i = 0; i + FRAGMENT <= form.length; i++) {
-      fragments.add(form.slice(i, i + FRAGMENT));
+      const fragment = form.slice(i, i + FRAGMENT);
+      if (!/[0-9]/.test(fragment) || !/\p{L}/u.test(fragment)) continue;
+      fragments.add(fragment);
       const bit = windowHash(form, i) & (FILTER_BITS - 1);
       filter[bit >>> 5] = (filter[bit >>> 5] ?? 0) | (1 << (bit & 31));
     }

@@ -29,6 +29,10 @@ describe("redact", () => {
     }
     // 7 characters are not a key: "sk_crm_" is how every key of the service starts.
     expect(redact("keys look like sk_crm_... ")).toBe("keys look like sk_crm_... ");
+    // Words of a key with words in it stay readable; its letter-and-digit runs do not.
+    registerSecret("acme-production-key-2026x");
+    expect(redact("campaign acme-production launch")).toBe("campaign acme-production launch");
+    expect(redact("quoted: key-2026x")).toBe("quoted: [REDACTED]");
     // Far into a long text, and twice.
     const long = `${"lorem ipsum ".repeat(200_000)}${key.slice(5, 20)} and ${key.slice(-9)}`;
     const masked = redact(long);
