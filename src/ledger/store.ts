@@ -108,8 +108,9 @@ const URL_VALIDITY_MS = DOWNLOAD_URL_VALIDITY_HOURS * 3600 * 1000;
 
 /**
  * The reuse rule both stores apply: among `entries` (newest first) for one request, the first
- * completed, not lost job whose file is on disk or whose download URL is still valid, and whose
- * data cannot have grown since (see ReuseOptions).
+ * completed job whose file is on disk or (not lost) whose download URL is still valid, and whose
+ * data cannot have grown since (see ReuseOptions). A completed job whose file is on disk is
+ * final: the service forgetting it (a restart) does not make the file any less the answer.
  */
 export async function pickReusable(
   entries: readonly LedgerEntry[],
@@ -117,7 +118,7 @@ export async function pickReusable(
   options: ReuseOptions = {},
 ): Promise<LedgerEntry | undefined> {
   for (const entry of entries) {
-    if (entry.status !== "completed" || entry.lost_at !== undefined) continue;
+    if (entry.status !== "completed") continue;
     const createdAt = Date.parse(entry.job.created_at ?? entry.requested_at);
     const parsedExpiry = Date.parse(entry.job.download_url_expires_at ?? "");
     const expires = Number.isFinite(parsedExpiry)
@@ -132,6 +133,7 @@ export async function pickReusable(
       Number.isFinite(createdAt) &&
       options.rangeEndsAt <= createdAt;
     const hasFile = entry.file_path !== undefined && (await isRegularFile(entry.file_path));
+    if (entry.lost_at !== undefined && !hasFile) continue;
     if (closed && hasFile) return entry;
     if (urlValid && (hasFile || entry.job.download_url_expires_at !== undefined)) return entry;
   }

@@ -156,6 +156,15 @@ export async function currentJob(
   call: ToolCall,
 ): Promise<CurrentJob> {
   const context = jobContext(jobId, entry);
+  // Completed with its file on disk: final, answered from the ledger without asking the service
+  // (which may no longer know the job, e.g. after a restart).
+  if (
+    entry?.status === "completed" &&
+    entry.file_path !== undefined &&
+    (await isRegularFile(entry.file_path))
+  ) {
+    return { job: entry.job, context };
+  }
   // Once lost, always lost: a throttled poll must not fall back to the ledger's stale copy.
   if (entry?.lost_at !== undefined) throw lostJobError(entry);
   const fail = async (error: unknown): Promise<never> => {

@@ -117,7 +117,7 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       expect(store.takeWarnings()).toEqual([]);
     });
 
-    it("reuses a completed job of any creator while its URL or file holds, never a lost one", async () => {
+    it("reuses a completed job of any creator while its URL or file holds; a lost one only by its file on disk", async () => {
       let now = Date.parse("2026-01-01T00:10:00Z");
       const alice = open(() => now);
       const bob = open(() => now);
@@ -141,8 +141,11 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       expect((await bob.findReusable("k", { rangeEndsAt: created - 1 }))?.job_id).toBe("j1");
       expect(await bob.findReusable("k", { rangeEndsAt: created + 1 })).toBeUndefined();
       await bob.markLost("j1");
-      expect(await alice.findReusable("k", { rangeEndsAt: created - 1 })).toBeUndefined();
       expect((await alice.get("j1"))?.lost_at).toBeDefined();
+      // Completed with its file on disk is final, whether or not the service still knows it.
+      expect((await alice.findReusable("k", { rangeEndsAt: created - 1 }))?.job_id).toBe("j1");
+      await rm(path);
+      expect(await alice.findReusable("k", { rangeEndsAt: created - 1 })).toBeUndefined();
     });
 
     it("never lets parallel reservations of several openers exceed the budget", async () => {
