@@ -106,46 +106,54 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     let job: ExportJob | undefined;
     let reusedCreatedAt: string | undefined;
     let note = "";
-    const reusable = force ? undefined : await runtime.ledger.findReusable(key, { rangeEndsAt });
-    if (reusable !== undefined) {
-      job = reusable.job;
-      reusedCreatedAt = reusable.job.created_at ?? reusable.requested_at;
-      note = `Answered from the local ledger: identical job ${reusable.job_id} (created ${reusedCreatedAt}) is completed and its file or URL is still valid. Pass "force": true for a new job with fresh data.`;
-    } else if (!force) {
-      const pending = await runningJob(runtime, key, call);
-      if (pending !== undefined) {
-        job = pending.job;
-        reusedCreatedAt = pending.job.created_at ?? pending.requested_at;
-        note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
+    // Find-or-create runs one at a time per request in this process: an identical call arriving
+    // while a create is in flight waits for it and then finds the job running instead of
+    // creating a second one.
+    const releaseKey = await lockRequestKey(runtime, key);
+    try {
+      const reusable = force ? undefined : await runtime.ledger.findReusable(key, { rangeEndsAt });
+      if (reusable !== undefined) {
+        job = reusable.job;
+        reusedCreatedAt = reusable.job.created_at ?? reusable.requested_at;
+        note = `Answered from the local ledger: identical job ${reusable.job_id} (created ${reusedCreatedAt}) is completed and its file or URL is still valid. Pass "force": true for a new job with fresh data.`;
+      } else if (!force) {
+        const pending = await runningJob(runtime, key, call);
+        if (pending !== undefined) {
+          job = pending.job;
+          reusedCreatedAt = pending.job.created_at ?? pending.requested_at;
+          note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
+        }
       }
-    }
 
-    if (job === undefined) {
-      // Checked and counted in one locked step, so parallel calls cannot overdraw the budget.
-      const reservation = await runtime.ledger.reserveCreate();
-      const budget = reservation.status;
-      if (!reservation.reserved && budget.nextSlotAt !== undefined) {
-        const at = new Date(budget.nextSlotAt).toISOString();
-        const seconds = Math.max(0, Math.ceil((budget.nextSlotAt - runtime.now()) / 1000));
-        throw new ExportBudgetError(
-          budget.serverRateLimited
-            ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
-            : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
-          budget.nextSlotAt,
-          budget.serverRateLimited,
-        );
+      if (job === undefined) {
+        // Checked and counted in one locked step, so parallel calls cannot overdraw the budget.
+        const reservation = await runtime.ledger.reserveCreate();
+        const budget = reservation.status;
+        if (!reservation.reserved && budget.nextSlotAt !== undefined) {
+          const at = new Date(budget.nextSlotAt).toISOString();
+          const seconds = Math.max(0, Math.ceil((budget.nextSlotAt - runtime.now()) / 1000));
+          throw new ExportBudgetError(
+            budget.serverRateLimited
+              ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
+              : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
+            budget.nextSlotAt,
+            budget.serverRateLimited,
+          );
+        }
+        const api = await runtime.api();
+        try {
+          job = await api.createExportJob(request, { signal: call.signal });
+        } catch (error) {
+          if (error instanceof RateLimitedError)
+            await runtime.ledger.recordRateLimit(error.retryAfterMs);
+          if (error instanceof ApiError) throw new ExportCallError(error, context);
+          throw error;
+        }
+        runtime.lastPolledAt.set(job._id, Date.now());
+        await runtime.ledger.recordCreated(request, key, job, call.principal);
       }
-      const api = await runtime.api();
-      try {
-        job = await api.createExportJob(request, { signal: call.signal });
-      } catch (error) {
-        if (error instanceof RateLimitedError)
-          await runtime.ledger.recordRateLimit(error.retryAfterMs);
-        if (error instanceof ApiError) throw new ExportCallError(error, context);
-        throw error;
-      }
-      runtime.lastPolledAt.set(job._id, Date.now());
-      await runtime.ledger.recordCreated(request, key, job, call.principal);
+    } finally {
+      releaseKey();
     }
 
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
@@ -182,6 +190,30 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     };
   },
 });
+
+/** Per runtime, the tail of each request key's queue of find-or-create steps. */
+const keyQueues = new WeakMap<ToolRuntime, Map<string, Promise<void>>>();
+
+/** Waits for the earlier find-or-create steps of the same request key; returns the release. */
+async function lockRequestKey(runtime: ToolRuntime, key: string): Promise<() => void> {
+  let queues = keyQueues.get(runtime);
+  if (queues === undefined) {
+    queues = new Map();
+    keyQueues.set(runtime, queues);
+  }
+  const before = queues.get(key) ?? Promise.resolve();
+  let release = () => {};
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const tail = before.then(() => mine);
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  await before;
+  return release;
+}
 
 /**
  * The ledger's unfinished job for the same request, if the service still has it. The service is

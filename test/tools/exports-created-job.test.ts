@@ -74,3 +74,20 @@ describe("a failed first poll after a create keeps the new job's ID", () => {
     expect(r.text).not.toMatch(/Retry shortly|force/);
   });
 });
+
+describe("identical start_export calls at once", () => {
+  it("create one job: the second waits for the first's create and joins its job", async () => {
+    const before = creates();
+    const args = scenarioArgs("2026-10-09", { wait_seconds: 0 });
+    const [a, b, c] = await Promise.all([
+      h.call("start_export", args),
+      h.call("start_export", args),
+      h.call("start_export", args),
+    ]);
+    expect(creates()).toBe(before + 1);
+    const ids = [a, b, c].map((r) => (r?.structured.job as { _id?: string } | undefined)?._id);
+    expect(ids[0]).toBeTypeOf("string");
+    expect(new Set(ids).size).toBe(1);
+    expect([a, b, c].filter((r) => r?.structured.reused === true)).toHaveLength(2);
+  });
+});
