@@ -4,16 +4,16 @@ import type { z } from "zod";
 type Json = Record<string, unknown>;
 
 /** Descriptions longer than this are cut in tools/list; the code keeps the whole text. */
-const MAX_DESCRIPTION = 100;
-/** Below this depth only types are shown. */
+const MAX_DESCRIPTION = 80;
+/** From this depth on, only types: a field's object or list items are described by the field. */
 const DETAIL_DEPTH = 2;
 
 /**
  * What tools/list shows of an output schema. Every conversation pays for tools/list, and most of
  * it was output schemas (summarize_export's alone 15 KB), which a model reads far less than the
- * input side. So the shared fields are described (top-level properties with their types and
- * descriptions, and the fields of their objects and list items), while anything deeper is only
- * typed. Results are still validated against the whole zod schema.
+ * input side. So the result's own fields are described (type and description) while their
+ * objects and list items are only typed: the contract's field lists and the description say what
+ * they hold. Results are still validated against the whole zod schema.
  */
 export function advertisedOutputSchema(schema: z.ZodObject): StandardSchemaWithJSON<Json> {
   const std = schema["~standard"];
@@ -44,7 +44,7 @@ function compact(node: Json, depth: number): Json {
   }
   if (depth >= DETAIL_DEPTH) return typeOnly(node, out);
   const properties = node.properties;
-  if (properties !== null && typeof properties === "object") {
+  if (depth === 0 && properties !== null && typeof properties === "object") {
     out.properties = Object.fromEntries(
       Object.entries(properties as Record<string, Json>).map(([k, v]) => [
         k,

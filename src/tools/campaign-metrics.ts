@@ -64,46 +64,31 @@ const inputSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      `Window start (inclusive): YYYY-MM-DD (00:00 KST) or ISO 8601 (without offset read as KST). Default: ${DEFAULT_DAYS - 1} days before task_to's date, i.e. the last ${DEFAULT_DAYS} days.`,
+      `Start, inclusive: YYYY-MM-DD or ISO 8601 (KST). Default: ${DEFAULT_DAYS} days back.`,
     ),
   task_to: z
     .string()
     .optional()
     .describe(
-      `Window end: YYYY-MM-DD includes that whole day (KST); an ISO 8601 date-time is exclusive. Default: today (KST). Windows over ${MAX_METRICS_WINDOW_DAYS} days are split into several requests and merged; at most ${MAX_CALL_WINDOW_DAYS} days (about 3 years) per call.`,
+      `End: a YYYY-MM-DD day is included; a date-time is exclusive. Default: today. At most ${MAX_CALL_WINDOW_DAYS} days.`,
     ),
-  campaign_schedule_type: z
-    .enum(SCHEDULE_TYPES)
-    .optional()
-    .describe("Only campaigns of this kind: once, recurring or api_trigger. Omit for all."),
-  campaign_ids: z.array(z.string()).optional().describe("Only these campaign IDs."),
-  tag: z
-    .string()
-    .optional()
-    .describe("Only campaigns carrying this tag (exact, case-insensitive)."),
-  name_contains: z
-    .string()
-    .optional()
-    .describe("Only campaigns whose name contains this text (case-insensitive)."),
+  campaign_schedule_type: z.enum(SCHEDULE_TYPES).optional().describe("Only this kind."),
+  campaign_ids: z.array(z.string()).optional().describe("Only these IDs."),
+  tag: z.string().optional().describe("Only this tag (case-insensitive)."),
+  name_contains: z.string().optional().describe("Name contains (case-insensitive)."),
   sort_by: z
     .enum(SORT_KEYS)
     .optional()
-    .describe(
-      "Order of campaigns: sent (default), open_rate, conversion_rate, revenue (KRW first), purchases, name, latest (most recent round).",
-    ),
+    .describe("Default sent; revenue ranks KRW first; latest: most recent round."),
   top_n: z
     .number()
     .meta({ minimum: 1, maximum: MAX_TOP_N })
     .optional()
-    .describe(
-      `How many campaigns to return, 1 to ${MAX_TOP_N} (default ${DEFAULT_TOP_N}); totals always cover all matches.`,
-    ),
+    .describe(`1 to ${MAX_TOP_N} (default ${DEFAULT_TOP_N}); totals cover all matches.`),
   include_tasks: z
     .boolean()
     .optional()
-    .describe(
-      `true: also return per-round (task) detail of the returned campaigns (at most ${MAX_TASKS_LISTED} tasks).`,
-    ),
+    .describe(`true: also the rounds (tasks) of returned campaigns, up to ${MAX_TASKS_LISTED}.`),
 });
 
 const moneyOutput = z
@@ -200,10 +185,8 @@ type Sums = z.output<z.ZodObject<typeof sums>>;
 export default defineTool({
   name: "campaign_metrics",
   title: "Campaign metrics",
-  description: `Aggregated send, open, click, purchase, revenue and cost figures per campaign over a time window (campaigns with a round scheduled in it).
-Use first to find and rank campaigns (their _id feeds start_export), and for reporting over any period.
-Returns the top campaigns (sums over their rounds; revenue and cost per currency; open/click/conversion rates recomputed from the sums and labelled computed_*) and totals over all matches; per-round detail with include_tasks.
-Limits: the service takes at most ${MAX_METRICS_WINDOW_DAYS} days per request; longer windows are split and merged here, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) per call, all requests within ${METRICS_CALL_SECONDS} s. task_from/task_to are read in KST; a date-only task_to includes that day. Distinct-user counts are not summed across rounds.
+  description: `Campaigns with a round in a time window, ranked, with sent, received, opens, clicks, purchases, revenue and cost (per currency) summed over their rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
+Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) within ${METRICS_CALL_SECONDS} s.
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,

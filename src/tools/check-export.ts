@@ -41,15 +41,13 @@ const LIST_MAX = 50;
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
-  job_id: jobIdParam("Omit to list recent jobs from the local ledger."),
+  job_id: jobIdParam("Omit to list recent jobs."),
   wait_seconds: waitSecondsParam,
   limit: z
     .number()
     .meta({ minimum: 1, maximum: LIST_MAX })
     .optional()
-    .describe(
-      `When listing (no job_id): how many recent jobs, 1 to ${LIST_MAX} (default ${LIST_DEFAULT}).`,
-    ),
+    .describe(`Listing: 1 to ${LIST_MAX} jobs (default ${LIST_DEFAULT}).`),
 });
 
 const listedJob = z.object({
@@ -88,10 +86,9 @@ const outputSchema = z.object({
 export default defineTool({
   name: "check_export",
   title: "Check an export job",
-  description: `Check (and wait for) an export job created by start_export; when it is completed, download its file. Without job_id, list recent export jobs from the local ledger.
-Use when start_export returned before the job finished (it gives the exact check_export call), or to find earlier exports and their files.
-Returns the job and, once completed, the local file_path and a resource link. status "downloading": the job is completed and its file is still downloading in the background (bytes so far in download_progress); call check_export again as next_step says, it continues the same download. A failed download is retried by the next call; a failed job or an expired download URL is an error telling you to create a new job with start_export and "force": true.
-Limits: jobs are polled at most every ${MIN_POLL_INTERVAL_SECONDS} seconds (service rule); wait_seconds up to 50 per call, so call again for longer jobs. Generation usually takes tens of seconds to several minutes.
+  description: `Wait for an export job and download its file; without job_id, list recent jobs from the local ledger. Use when start_export returned before the job finished (it gives the exact call).
+Returns job and file_path once downloaded; status "downloading": the file is still coming, call again as next_step says. A failed job or expired URL says to start_export again with force.
+Limits: polled at most every ${MIN_POLL_INTERVAL_SECONDS} s; wait_seconds up to 50 per call. Jobs take tens of seconds to minutes.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,
   outputSchema,

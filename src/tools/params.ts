@@ -14,49 +14,34 @@ export const DEFAULT_WAIT_SECONDS = 20;
 
 /** The job_id input of check_export and summarize_export; `use` says what it does there. */
 export const jobIdParam = (use: string) =>
-  z
-    .string()
-    .optional()
-    .describe(
-      `Export job ID (\`job._id\`) returned by start_export, or listed by check_export. ${use}`,
-    );
+  z.string().optional().describe(`\`job._id\` from start_export or check_export's list. ${use}`);
 
 export const waitSecondsParam = z
   .number()
   .meta({ minimum: 0, maximum: MAX_WAIT_SECONDS })
   .optional()
   .describe(
-    `Seconds to wait for the job to finish before returning, 0 to ${MAX_WAIT_SECONDS} (default ${DEFAULT_WAIT_SECONDS}; 0 returns at once). The job keeps running after the call returns; follow up with check_export.`,
+    `0 to ${MAX_WAIT_SECONDS} seconds (default ${DEFAULT_WAIT_SECONDS}); the job goes on after.`,
   );
 
 export const exportTypeParam = z
   .enum(EXPORT_TYPES)
   .describe(
-    "`campaign_event_data`: per-user raw events of one campaign as CSV (needs campaign_id). `scenario_daily_metrics`: daily per-node metrics of one scenario as XLSX (needs scenario_id, from and to).",
+    "campaign_event_data: a campaign's raw events (CSV); scenario_daily_metrics: daily node metrics (XLSX).",
   );
 
 export const dateParam = (what: string) =>
-  z
-    .string()
-    .optional()
-    .describe(
-      `${what}: YYYY-MM-DD (e.g. 2026-11-01) or ISO 8601 date-time; read as a calendar date in the application's time zone (CRM_TIME_ZONE).`,
-    );
+  z.string().optional().describe(`${what}: YYYY-MM-DD, in the application's time zone.`);
 
 /** Fields every tool result carries, so structuredContent explains itself without the text. */
 export const resultBase = {
-  summary: z.string().describe("One-line summary of the result."),
-  data_source: z
-    .enum(["sandbox", "service"])
-    .describe("`sandbox`: synthetic data from the embedded sandbox, not a real service."),
-  next_step: z
-    .string()
-    .optional()
-    .describe("The exact follow-up call to make, when one is needed."),
+  summary: z.string(),
+  data_source: z.enum(["sandbox", "service"]).describe("sandbox: synthetic data"),
+  next_step: z.string().optional().describe("the exact follow-up call"),
   next_calls: z
     .array(z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) }))
     .optional()
-    .describe("next_step as data: the calls to make, in order, each {tool, arguments}."),
+    .describe("next_step as data: [{tool, arguments}] in order"),
 };
 
 /** The export job as the API returns it (spec 2.3), download URL signature removed. */

@@ -18,37 +18,22 @@ const TEXT_ROWS = 20;
 
 // Strict: `{"user_id": ...}` must be an error naming the key, not a silent cold-user answer.
 const inputSchema = z.strictObject({
-  slot_key: z
-    .string()
-    .describe(
-      "Recommendation integration key of an active slot (service console: management > product recommendation).",
-    ),
-  platform_user_id: z
-    .string()
-    .optional()
-    .describe(
-      "The service's internal user ID to personalize for. Omitted: a cold-user recommendation.",
-    ),
+  slot_key: z.string().describe("Integration key of an active recommendation slot."),
+  platform_user_id: z.string().optional().describe("The service's user ID to personalize for."),
   item_ids: z
     .array(z.string())
     .optional()
-    .describe(
-      'Reference product IDs for slots that need input products (co-viewed, similar); one product is still an array, e.g. ["P100"].',
-    ),
-  category_id: z.string().optional().describe("Narrow to this category for this call."),
-  brand_id: z.string().optional().describe("Narrow to this brand for this call."),
+    .describe('Reference product IDs (co-viewed/similar slots), e.g. ["P100"].'),
+  category_id: z.string().optional().describe("Only this category."),
+  brand_id: z.string().optional().describe("Only this brand."),
   limit: z
     .number()
     .meta({ minimum: RECOMMEND_LIMIT_MIN, maximum: RECOMMEND_LIMIT_MAX })
     .optional()
     .describe(
-      `Number of products, ${RECOMMEND_LIMIT_MIN} to ${RECOMMEND_LIMIT_MAX} (default ${RECOMMEND_LIMIT_DEFAULT}).`,
+      `${RECOMMEND_LIMIT_MIN} to ${RECOMMEND_LIMIT_MAX} (default ${RECOMMEND_LIMIT_DEFAULT}).`,
     ),
-  offset: z
-    .number()
-    .meta({ minimum: 0 })
-    .optional()
-    .describe("Pagination offset, 0 or more (default 0)."),
+  offset: z.number().meta({ minimum: 0 }).optional().describe("Default 0."),
 });
 
 const outputSchema = z.object({
@@ -85,11 +70,8 @@ const outputSchema = z.object({
 export default defineTool({
   name: "recommend_products",
   title: "Recommend products",
-  description: `Get the ordered list of recommended product IDs from an active recommendation slot, for a user and/or for reference products.
-Use to see what a slot recommends to a given user (personalized), for given products (co-viewed/similar), or to a cold user.
-Returns item_ids in recommendation order and the service's metadata; names and prices are added from the product catalog when CRM_PRODUCT_CATALOG is set (the service returns IDs only).
-Rule: when the slot needs input products, item_ids is empty and the slot's input is behavior-based, the product the user (platform_user_id) acted on most recently is used as the reference product.
-Limits: limit ${RECOMMEND_LIMIT_MIN} to ${RECOMMEND_LIMIT_MAX} (default ${RECOMMEND_LIMIT_DEFAULT}), offset >= 0. An inactive, temporarily saved or unknown slot gives "not found"; a warming cache (412) or engine error (502) is temporary.
+  description: `Recommended product IDs, in order, from an active recommendation slot for a user (platform_user_id) and/or reference products (item_ids); without either, a cold-user answer.
+Returns item_ids and the service's metadata, says when the service fell back to other items, and adds names and prices when CRM_PRODUCT_CATALOG is set. A slot that needs products but gets none uses the user's latest product. Unknown or inactive slot: not found; 412/502: temporary.
 Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u_1001", "limit": 5}`,
   inputSchema,
   outputSchema,

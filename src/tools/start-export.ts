@@ -36,27 +36,15 @@ import {
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
   type: exportTypeParam,
-  campaign_id: z
-    .string()
-    .optional()
-    .describe("Campaign ID (`_id` from campaign_metrics); required for campaign_event_data."),
-  scenario_id: z
-    .string()
-    .optional()
-    .describe("Scenario ID (from the service console); required for scenario_daily_metrics."),
-  from: dateParam(
-    "First date (inclusive). Optional for campaigns (omitted: no start limit; selects rounds by scheduled send time), required for scenarios",
-  ),
-  to: dateParam(
-    "Last date (inclusive, the whole day). Optional for campaigns (omitted: no end limit), required for scenarios",
-  ),
+  campaign_id: z.string().optional().describe("campaign_metrics' `_id`; for campaign_event_data."),
+  scenario_id: z.string().optional().describe("For scenario_daily_metrics."),
+  from: dateParam("First day, inclusive (campaigns: by scheduled send; required for scenarios)"),
+  to: dateParam("Last day, inclusive (required for scenarios)"),
   wait_seconds: waitSecondsParam,
   force: z
     .boolean()
     .optional()
-    .describe(
-      "true: create a new job even when an identical earlier job's file or URL could be reused (e.g. after a failure, or to get fresh data). Default false.",
-    ),
+    .describe("true: a new job even where an identical earlier one could be reused."),
 });
 
 const outputSchema = z.object({
@@ -76,11 +64,10 @@ const outputSchema = z.object({
 export default defineTool({
   name: "start_export",
   title: "Start an export job",
-  description: `Create an export job for a campaign's raw events (CSV) or a scenario's daily metrics (XLSX), wait for it and download the file.
-Use after campaign_metrics has identified the campaign (or when the user names a scenario), before summarize_export.
-Returns the job, and once it is completed the local file_path and a resource link. If the wait runs out first it returns the job status and the exact check_export call to make; status "downloading" means the job is completed and its file (up to ~700 MB) is still downloading in the background, with bytes so far: follow next_step (check_export) to finish.
-Limits: the service allows ${EXPORT_CREATE_LIMIT} job creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application (a local budget refuses early and says when the next slot opens); an identical earlier request whose file or URL is still valid is answered from the local ledger without a new job unless force is true. A campaign range may hold at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends (otherwise narrow from/to and split). Files are kept in CRM_DATA_DIR.
-Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30", "wait_seconds": 30}`,
+  description: `Create an export job (campaign raw events as CSV, or scenario daily metrics as XLSX), wait up to wait_seconds and download the file. Use after campaign_metrics found the campaign; then summarize_export or query_export.
+Returns job, file_path once downloaded, or the exact check_export call to continue (status "downloading": the file is still coming).
+Limits: ${EXPORT_CREATE_LIMIT} creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application (a local budget says when the next opens); identical requests reuse the earlier job unless force. A campaign range holds at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends.
+Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30"}`,
   inputSchema,
   outputSchema,
   annotations: {

@@ -29,31 +29,23 @@ const DOWNLOAD_WAIT_MS = 20_000;
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
-  job_id: jobIdParam("Its file is downloaded if needed. Give job_id or file."),
+  job_id: jobIdParam("Or give file."),
   file: z
     .string()
     .optional()
-    .describe(
-      "Absolute local path of a campaign .csv or scenario .xlsx export (e.g. file_path from check_export); a leading ~ is the home folder.",
-    ),
+    .describe("Absolute path of a .csv or .xlsx export (file_path of check_export)."),
   conversion_event_type: z
     .string()
     .optional()
-    .describe(
-      "Campaign CSVs: the event type that counts as a conversion (e.g. purchase; campaign_metrics shows conversion.event_type). Omitted: inferred, and the result says which.",
-    ),
+    .describe("Campaign CSV: the conversion event (e.g. purchase); default inferred."),
   detail: z
     .boolean()
     .optional()
-    .describe(
-      "true: a longer text with every round, node and error code (default false: under 4,000 characters).",
-    ),
+    .describe("true: a longer text with every round, node and error code."),
   report: z
     .boolean()
     .optional()
-    .describe(
-      "true: also write the charts as a self-contained HTML report file (in the data folder) and link it as a crm-report:// resource. Hosts that show MCP Apps draw the charts inline anyway.",
-    ),
+    .describe("true: also write the charts as an HTML file, linked as a crm-report:// resource."),
 });
 
 const campaign = campaignSummaryOutputSchema.omit({ kind: true, summary: true }).partial();
@@ -77,9 +69,9 @@ const outputSchema = z.object({
 export default defineTool({
   name: "summarize_export",
   title: "Summarize an export file",
-  description: `Summarize a campaign CSV or scenario XLSX export in one streaming pass: the exact numbers an analyst asks for, computed on the server.
-Use after start_export/check_export (pass job_id) or on a local export file (pass file). Campaign CSV: rows, rounds (task_id + scheduled_at + group) with sent/received/failed/unsettled/opens/clicks/conversions and distinct users, delivery success per channel, failures by error_code with a sample, open and conversion rates, revenue per currency, an A/B readout with a two-proportion z-test and the control group, time from receipt to first open and opens by hour. Scenario XLSX: every message node's totals and days, daily trend, a check of each summary row against its daily sheet, totals with recomputed ratios, and A vs B at each branch.
-Limits: only regular .csv/.xlsx files; a ${sendsText(EXPORT_MAX_SENDS)}-send export (~700 MB) takes seconds; malformed files get an error naming the line or zip part. The text is short by default; detail=true shows more; structuredContent has every figure.
+  description: `Summarize a campaign CSV or scenario XLSX export: the numbers an analyst asks for, computed on the server in one pass. Use after start_export/check_export (job_id) or on a local file.
+Campaign: rounds per task, time and group (sent, received, failed, opens, clicks, conversions, distinct users), delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: each node's totals, daily trend, sheet checks, branch A vs B.
+Limits: .csv/.xlsx only; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. For other questions use query_export.
 Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
   inputSchema,
   outputSchema,

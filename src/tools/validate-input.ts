@@ -21,10 +21,19 @@ export function advertisedSchema(
     "~standard": {
       version: 1,
       vendor: "crm-insights-mcp",
-      jsonSchema: std.jsonSchema,
+      // Without `$schema`: 2020-12 is MCP's default dialect, and every tools/list carries it.
+      jsonSchema: {
+        input: (options) => withoutDialect(std.jsonSchema.input(options)),
+        output: (options) => withoutDialect(std.jsonSchema.output(options)),
+      },
       validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
     },
   };
+}
+
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
 }
 
 /** The arguments parsed by the tool's schema, or a ToolInputError saying what to change. */
