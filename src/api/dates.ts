@@ -10,6 +10,17 @@ import { MAX_METRICS_WINDOW_DAYS } from "./limits.js";
 
 export const KST = "Asia/Seoul";
 
+/** "KST" for Asia/Seoul (the service's zone), else the zone's name: how a time column is headed. */
+export function zoneLabel(zone: string): string {
+  return zone === KST ? "KST" : zone;
+}
+
+/** An ISO instant as `yyyy-MM-dd HH:mm` wall-clock time in `zone`. */
+export function wallClockMinute(iso: string, zone: string): string {
+  const t = DateTime.fromISO(iso, { zone });
+  return t.isValid ? t.toFormat("yyyy-MM-dd HH:mm") : iso;
+}
+
 /** The window campaign_metrics looks at when no task_from is given. */
 export const DEFAULT_METRICS_WINDOW_DAYS = 30;
 

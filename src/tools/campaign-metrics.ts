@@ -10,6 +10,7 @@ import {
   splitMetricsWindow,
   windowToExportDates,
   windowToUtc,
+  zoneLabel,
 } from "../api/dates.js";
 import { EXPORT_MAX_ROUNDS, EXPORT_MAX_SENDS, MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import { type MetricsCampaign, type MetricsTask, SCHEDULE_TYPES } from "../api/schemas.js";
@@ -574,11 +575,6 @@ interface TextParts {
 
 function plural(n: number, noun: string): string {
   return `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-/** "KST" for Asia/Seoul (the service's zone), else the zone's name. */
-function zoneLabel(zone: string): string {
-  return zone === KST ? "KST" : zone;
 }
 
 function renderText(parts: TextParts): string {

@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { z } from "zod";
+import { wallClockMinute, zoneLabel } from "../api/dates.js";
 import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
 import { isRunning, targetIdOf } from "../api/schemas.js";
 import {
@@ -126,7 +127,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
         j.target_id ?? "",
         describeRange(j.from_date, j.to_date),
         j.status,
-        j.requested_at.slice(0, 16).replace("T", " "),
+        wallClockMinute(j.requested_at, runtime.config.timeZone),
         // The name tells the files apart; full paths are in structuredContent.jobs.
         j.file_path !== undefined
           ? basename(j.file_path)
@@ -140,7 +141,18 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
           ? `No export jobs in the local ledger yet. Create one with start_export.\n${folder}`
           : [
               `${total} export job(s) in the local ledger; newest ${jobs.length}:`,
-              table(["job_id", "type", "id", "range", "status", "requested (UTC)", "file"], rows),
+              table(
+                [
+                  "job_id",
+                  "type",
+                  "id",
+                  "range",
+                  "status",
+                  `requested (${zoneLabel(runtime.config.timeZone)})`,
+                  "file",
+                ],
+                rows,
+              ),
               jobs.some((j) => j.file_path !== undefined)
                 ? "Full file paths: structuredContent.jobs[].file_path."
                 : "",

@@ -110,6 +110,11 @@ describe("start_export and check_export", () => {
     const jobs = list.structured.jobs as Array<Record<string, unknown>>;
     expect(jobs.length).toBeGreaterThanOrEqual(3);
     expect(jobs[0]?.type).toBe("scenario_daily_metrics");
+    // Times in the text are in the application's zone, like every other tool's, and say so.
+    const requested = jobs[0]?.requested_at as string;
+    const kst = new Date(Date.parse(requested) + 9 * 3_600_000).toISOString();
+    expect(list.text).toContain("requested (KST)");
+    expect(list.text).toContain(`${kst.slice(0, 10)} ${kst.slice(11, 16)}`);
     // The forced job of the first test was left running: the listing's next step finishes it.
     const running = jobs.find((j) => j.status === "triggered" || j.status === "processing");
     expect(running).toBeDefined();
