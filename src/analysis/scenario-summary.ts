@@ -1,3 +1,4 @@
+import { channelCodeOf } from "../api/channels.js";
 import { formatCount, percent } from "../format.js";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
@@ -202,6 +203,7 @@ export async function summarizeScenarioXlsx(
     nodes.push({
       number,
       channel,
+      channel_code: channelCodeOf(channel),
       branch,
       node_id: nodeId,
       totals,

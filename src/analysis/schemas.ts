@@ -193,7 +193,11 @@ const metricValues = z.record(z.string(), z.number());
 
 export const scenarioNodeSchema = z.object({
   number: z.number().int(),
-  channel: z.string(),
+  channel: z.string().describe("as the workbook names it (Korean label, e.g. 앱푸시)"),
+  channel_code: z
+    .string()
+    .nullable()
+    .describe("the same channel's code as campaign results name it (app_push); null: unknown"),
   branch: z.string(),
   node_id: z.string(),
   totals: metricValues,

@@ -153,6 +153,9 @@ describe("summarizeFile on a scenario XLSX", () => {
       for (const m of METRICS) expect(got?.totals[m]).toBeCloseTo(expected[m] ?? 0, 9);
       expect(Object.keys(got?.totals ?? {})).toEqual(METRICS);
     }
+    // The workbook's Korean channel label, and the code campaign results use for it (spec 2.4).
+    const codes = Object.fromEntries(result.nodes.map((n) => [n.channel, n.channel_code]));
+    expect(codes).toEqual({ 앱푸시: "app_push", 알림톡: "alimtalk", 친구톡: "friendtalk" });
   });
 
   it("reports the node whose summary is not the sum of its days", () => {
