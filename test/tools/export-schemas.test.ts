@@ -60,7 +60,7 @@ describe("export tool results", () => {
       (properties(schema).job_id as { description: string }).description;
     const check = describeJobId(checkExport.inputSchema);
     const summarize = describeJobId(summarizeExport.inputSchema);
-    const base = "Export job ID (`job._id`) returned by start_export, or listed by check_export.";
+    const base = "`job._id` from start_export or check_export's list.";
     expect(check.startsWith(base)).toBe(true);
     expect(summarize.startsWith(base)).toBe(true);
     expect(check).toContain("Omit to list recent jobs");
