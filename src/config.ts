@@ -89,7 +89,7 @@ type EnvRead = <T>(name: string, schema: z.ZodType<T>, example: string) => T | u
 /** Reads one variable; a bad value adds a line naming it and a good example to `problems`. */
 function envReader(env: NodeJS.ProcessEnv, problems: string[]): EnvRead {
   return <T>(name: string, schema: z.ZodType<T>, example: string): T | undefined => {
-    const raw = blankToUndefined(env[name]);
+    const raw = envText(env[name]);
     const parsed = schema.safeParse(raw);
     if (parsed.success) return parsed.data;
     const why = parsed.error.issues[0]?.message ?? "invalid value";
@@ -132,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     optionalUrl,
     "https://realtime.example.com",
   );
-  const mode = blankToUndefined(env.CRM_BASE_URL) === undefined ? "sandbox" : "remote";
+  const mode = envText(env.CRM_BASE_URL) === undefined ? "sandbox" : "remote";
 
   const applicationId = read("CRM_APPLICATION_ID", optionalText, "my-application-id");
   const secretKey = read("CRM_SECRET_KEY", optionalKey, EXAMPLE_KEY);
@@ -251,6 +251,16 @@ function absoluteDataDir(value: string, context: ConfigContext, problems: string
     );
   }
   return expanded;
+}
+
+/**
+ * An environment variable's value: blank is unset, and so is an MCP Bundle host's placeholder
+ * for an optional field the user left empty (`${user_config.base_url}`), which some hosts pass
+ * through literally instead of "".
+ */
+function envText(value: string | undefined): string | undefined {
+  const text = blankToUndefined(value);
+  return text !== undefined && /^\$\{user_config\.[A-Za-z0-9_]+\}$/.test(text) ? undefined : text;
 }
 
 function hasProblem(problems: string[], name: string): boolean {

@@ -262,3 +262,17 @@ describe("examples in error messages", () => {
     expect(config.retention).toEqual({ maxAgeDays: 7, maxBytes: 0 });
   });
 });
+
+describe("MCP Bundle hosts", () => {
+  it("an optional field left empty arrives as its literal placeholder and means unset", () => {
+    const config = load({
+      CRM_BASE_URL: "$" + "{user_config.base_url}",
+      CRM_SECRET_KEY: "$" + "{user_config.secret_key}",
+      CRM_DATA_DIR: "$" + "{user_config.data_dir}",
+      CRM_TIME_ZONE: "Asia/Seoul",
+    });
+    expect(config.mode).toBe("sandbox");
+    expect(config.secretKey).toBeUndefined();
+    expect(config.dataDir).toBe(join(HOME, ".local", "share", "crm-insights-mcp"));
+  });
+});
