@@ -53,7 +53,7 @@ export async function summarizeFile(
     );
   }
   // A caller's limit (e.g. the download limit) may lower the XLSX cap but never raise it: the
-  // XLSX cap is part of what bounds the memory exceljs uses.
+  // XLSX cap is part of what bounds the memory of reading a workbook.
   const cap =
     ext === ".csv"
       ? (options.maxBytes ?? DEFAULT_MAX_CSV_BYTES)

@@ -1,6 +1,6 @@
-import type ExcelJS from "exceljs";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
+import { type CellValue, readWorkbookRows, WorkbookFormatError } from "./xlsx-cells.js";
 
 /**
  * Reading a scenario workbook's sheets (spec 2.5): cell values as text and numbers, the rows that
@@ -9,31 +9,17 @@ import { safeText } from "./safe-text.js";
 
 const HEADER_SCAN_ROWS = 30;
 
-export type CellValue = ExcelJS.CellValue;
+export type { CellValue };
 
 export function cellText(value: CellValue): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value.trim();
   if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (value instanceof Date) return value.toISOString().slice(0, 10);
-  if (typeof value === "object") {
-    if ("richText" in value && Array.isArray(value.richText)) {
-      return value.richText
-        .map((r) => r.text)
-        .join("")
-        .trim();
-    }
-    if ("result" in value) return cellText(value.result as CellValue);
-    if ("text" in value && typeof value.text === "string") return value.text.trim();
-  }
-  return "";
+  return value.toISOString().slice(0, 10);
 }
 
 export function cellNumber(value: CellValue): number {
   if (typeof value === "number") return value;
-  if (value !== null && typeof value === "object" && "result" in value) {
-    return cellNumber(value.result as CellValue);
-  }
   const text = cellText(value).replace(/,/g, "");
   const n = text === "" ? 0 : Number(text.endsWith("%") ? text.slice(0, -1) : text);
   return Number.isFinite(n) ? (text.endsWith("%") ? n / 100 : n) : 0;
@@ -60,21 +46,24 @@ function tooBig(sheet: string, what: string): AnalysisError {
   );
 }
 
-/** Only rows and cells that exist are visited: a lone cell at row 1,048,576 is one row, not a million. */
-export function toGrid(sheet: ExcelJS.Worksheet): Grid {
-  const rows: Grid["rows"] = [];
-  sheet.eachRow({ includeEmpty: false }, (row, r) => {
-    if (rows.length >= MAX_SHEET_ROWS) throw tooBig(sheet.name, `more than ${MAX_SHEET_ROWS} rows`);
-    const cells: CellValue[] = [];
-    row.eachCell({ includeEmpty: false }, (cell, c) => {
-      if (c > MAX_SHEET_COLUMNS)
-        throw tooBig(sheet.name, `cells beyond column ${MAX_SHEET_COLUMNS}`);
-      cells[c - 1] = cell.value;
+/**
+ * Every sheet's rows that hold values, from the parts zip-guard checked (see xlsx-cells.ts): a
+ * lone cell at row 1,048,576 is one row, not a million; a sheet past the limits is refused.
+ */
+export function readGrids(parts: ReadonlyMap<string, Buffer>): Grid[] {
+  try {
+    return readWorkbookRows(parts, {
+      maxRows: MAX_SHEET_ROWS,
+      maxColumns: MAX_SHEET_COLUMNS,
+      tooBig,
     });
-    for (let i = 0; i < cells.length; i++) if (cells[i] === undefined) cells[i] = null;
-    rows.push({ r, cells });
-  });
-  return { name: sheet.name, rows };
+  } catch (error) {
+    if (!(error instanceof WorkbookFormatError)) throw error;
+    throw new AnalysisError(
+      "The .xlsx file could not be read as a workbook (damaged or not an Excel file). Export the scenario again.",
+      "malformed_xlsx",
+    );
+  }
 }
 
 export function rowTexts(cells: CellValue[]): string[] {

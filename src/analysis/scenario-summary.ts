@@ -12,17 +12,17 @@ import {
   type Grid,
   matchDailySheets,
   readDailySheet,
+  readGrids,
   rowTexts,
-  toGrid,
 } from "./scenario-sheets.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
 import { round6 } from "./stats.js";
-import { readCheckedZip, storedZip } from "./zip-guard.js";
+import { readCheckedZip } from "./zip-guard.js";
 
 /**
- * Scenario XLSX summary (spec 2.5). The zip is checked by zip-guard first; the workbook is then
- * read whole with exceljs, which the guard's caps keep small (a scenario export is a few sheets
- * of at most one row per day). Sheets are read in scenario-sheets.ts, branches compared in
+ * Scenario XLSX summary (spec 2.5). The zip is checked by zip-guard first; the workbook's cell
+ * values are then read whole from the checked parts (xlsx-cells.ts), which the guard's caps keep
+ * small (a scenario export is a few sheets of at most one row per day). Sheets are read in scenario-sheets.ts, branches compared in
  * scenario-branches.ts.
  */
 
@@ -96,21 +96,8 @@ export async function summarizeScenarioXlsx(
   signal?: AbortSignal,
 ): Promise<ScenarioSummary> {
   const parts = await readCheckedZip(path, bytes, undefined, signal);
-  // Loaded on demand: exceljs is large, and campaign summaries (the hot path) never need it.
-  const { default: excel } = await import("exceljs");
-  const workbook = new excel.Workbook();
-  try {
-    // exceljs gets only the parts the guard inflated and counted, never the file itself.
-    // exceljs declares its own ArrayBuffer-like Buffer type; a Node Buffer is what it reads.
-    await workbook.xlsx.load(storedZip(parts) as unknown as ArrayBuffer);
-  } catch {
-    throw new AnalysisError(
-      "The .xlsx file could not be read as a workbook (damaged or not an Excel file). Export the scenario again.",
-      "malformed_xlsx",
-    );
-  }
+  const grids = readGrids(parts);
   parts.clear();
-  const grids = workbook.worksheets.map(toGrid);
   const isSummaryHeader = (t: string[]) =>
     t[0] === "#" && t.includes("채널") && t.includes("메시지 노드 ID");
   let summary: Grid | undefined;

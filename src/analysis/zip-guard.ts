@@ -1,15 +1,14 @@
 import { open } from "node:fs/promises";
-import { crc32, createInflateRaw } from "node:zlib";
+import { createInflateRaw } from "node:zlib";
 import { AnalysisError } from "./errors.js";
 
 /**
- * Reads an .xlsx (a zip) for exceljs without letting exceljs's own zip reader (JSZip) decide
- * anything: exceljs inflates entries without a cap and JSZip reads a damaged directory more
- * leniently than a strict reader (it shifts offsets and reads entries past the declared
- * directory), so a check done by a second parser could be bypassed. Here the central directory
- * is read strictly, each workbook part exceljs needs is inflated once while its output is counted
- * (declared sizes are not trusted), and only those checked bytes are handed on, rebuilt as a
- * plain stored zip (see storedZip).
+ * Reads an .xlsx (a zip) for the workbook reader (xlsx-cells.ts), which never opens the file
+ * itself: zip readers commonly inflate entries without a cap, and lenient ones (JSZip) read a
+ * damaged directory differently from a strict one (they shift offsets and read entries past the
+ * declared directory), so a check done by a second parser could be bypassed. Here the central
+ * directory is read strictly, each workbook part the reader needs is inflated once while its
+ * output is counted (declared sizes are not trusted), and only those checked bytes are handed on.
  */
 
 export interface ZipLimits {
@@ -21,8 +20,8 @@ export interface ZipLimits {
 
 /**
  * A scenario export is a summary sheet plus one sheet per node of one row per day (about 600
- * bytes a row), usually a few hundred KB inflated. exceljs holds about 20 bytes of memory per
- * inflated XML byte, so these caps are what bound the memory of a scenario summary.
+ * bytes a row), usually a few hundred KB inflated. The reader holds the inflated parts and the
+ * cell values, so these caps are what bound the memory of a scenario summary.
  */
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEntries: 1000,
@@ -36,7 +35,7 @@ const CD_SIG = 0x02014b50;
 const LOCAL_SIG = 0x04034b50;
 const SHARED_STRINGS = "xl/sharedStrings.xml";
 
-/** The parts exceljs reads a workbook's cell values from; everything else is left behind. */
+/** The parts a workbook's cell values are read from; everything else is left behind. */
 function isNeededPart(name: string): boolean {
   return (
     name === "[Content_Types].xml" ||
@@ -72,7 +71,7 @@ interface Entry {
 
 /**
  * The workbook parts of the zip at `path`, inflated and checked against `limits`, keyed by part
- * name (a leading "/" removed, as exceljs does).
+ * name (a leading "/" removed, as Excel does).
  */
 export async function readCheckedZip(
   path: string,
@@ -283,47 +282,4 @@ async function inflateCounted(
     );
   }
   return Buffer.concat(chunks, count);
-}
-
-/**
- * A plain zip (every part stored, one directory entry per part, no extras) of already checked
- * parts: whatever reader opens it sees exactly these names and bytes.
- */
-export function storedZip(parts: Map<string, Buffer>): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [name, data] of parts) {
-    const nameBytes = Buffer.from(name, "utf8");
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(LOCAL_SIG, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6); // UTF-8 names
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const entry = Buffer.alloc(46);
-    entry.writeUInt32LE(CD_SIG, 0);
-    entry.writeUInt16LE(20, 4);
-    entry.writeUInt16LE(20, 6);
-    entry.writeUInt16LE(0x0800, 8);
-    entry.writeUInt32LE(crc, 16);
-    entry.writeUInt32LE(data.length, 20);
-    entry.writeUInt32LE(data.length, 24);
-    entry.writeUInt16LE(nameBytes.length, 28);
-    entry.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, data);
-    central.push(entry, nameBytes);
-    offset += 30 + nameBytes.length + data.length;
-  }
-  const cdSize = central.reduce((a, b) => a + b.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(EOCD_SIG, 0);
-  end.writeUInt16LE(parts.size, 8);
-  end.writeUInt16LE(parts.size, 10);
-  end.writeUInt32LE(cdSize, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, ...central, end]);
 }

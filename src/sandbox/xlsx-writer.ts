@@ -1,10 +1,10 @@
-import ExcelJS from "exceljs";
 import { SCENARIO_METRIC_COLUMNS, SCENARIO_SUMMARY_LEAD_COLUMNS } from "../api/schemas.js";
 import type { ScenarioNode, ScenarioNodeReport } from "./world/types.js";
+import { type WritableSheet, writeXlsx } from "./xlsx-file.js";
 
 /**
- * Writes the scenario XLSX of spec 2.5 with exceljs's streaming writer (rows are committed as
- * they are added, so only the current row is held).
+ * Writes the scenario XLSX of spec 2.5 (see xlsx-file.ts; a scenario export is a few sheets of
+ * one row per day, built in memory).
  *
  * Layout (spec 2.5 mentions a title only on the daily sheets, "the node ID under the title";
  * readers should still find header rows by their content):
@@ -36,41 +36,36 @@ export async function writeScenarioXlsx(
   path: string,
   meta: ScenarioXlsxMeta,
 ): Promise<void> {
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
-    filename: path,
-    useSharedStrings: false,
-    useStyles: false,
-  });
   const period = `${meta.fromDate} ~ ${meta.toDate}`;
-
-  const summary = workbook.addWorksheet(SUMMARY_SHEET_NAME);
-  summary.addRow([...SCENARIO_SUMMARY_LEAD_COLUMNS, ...SCENARIO_METRIC_COLUMNS]).commit();
-  for (const { node, summary: totals } of reports) {
-    summary
-      .addRow([
-        node.number,
-        node.channel,
-        node.branch,
-        node.node_id,
-        ...SCENARIO_METRIC_COLUMNS.map((column) => totals[column]),
-      ])
-      .commit();
-  }
-  summary.commit();
-
+  const sheets: WritableSheet[] = [
+    {
+      name: SUMMARY_SHEET_NAME,
+      rows: [
+        [...SCENARIO_SUMMARY_LEAD_COLUMNS, ...SCENARIO_METRIC_COLUMNS],
+        ...reports.map(({ node, summary: totals }) => [
+          node.number,
+          node.channel,
+          node.branch,
+          node.node_id,
+          ...SCENARIO_METRIC_COLUMNS.map((column) => totals[column]),
+        ]),
+      ],
+    },
+  ];
   const used = new Set<string>([SUMMARY_SHEET_NAME]);
   for (const { node, days } of reports) {
     const name = uniqueName(dailySheetName(node), used);
-    const sheet = workbook.addWorksheet(name);
-    sheet.addRow([`${name} 일별 성과 (${period})`]).commit();
-    sheet.addRow([node.node_id]).commit();
-    sheet.addRow(["날짜", ...SCENARIO_METRIC_COLUMNS]).commit();
-    for (const day of days) {
-      sheet.addRow([day.date, ...SCENARIO_METRIC_COLUMNS.map((c) => day.metrics[c])]).commit();
-    }
-    sheet.commit();
+    sheets.push({
+      name,
+      rows: [
+        [`${name} 일별 성과 (${period})`],
+        [node.node_id],
+        ["날짜", ...SCENARIO_METRIC_COLUMNS],
+        ...days.map((day) => [day.date, ...SCENARIO_METRIC_COLUMNS.map((c) => day.metrics[c])]),
+      ],
+    });
   }
-  await workbook.commit();
+  await writeXlsx(path, sheets);
 }
 
 /** Flow numbers make names unique; this only guards against two nodes cut to the same 31 chars. */
