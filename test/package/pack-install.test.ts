@@ -61,7 +61,9 @@ describe("the npm package", () => {
     expect(
       files.filter(
         (f) =>
-          !/^(dist\/|LICENSE$|README\.md$|package\.json$|server\.json$|src\/.*README\.md$)/.test(f),
+          !/^(dist\/|LICENSE$|README\.md$|package\.json$|server\.json$|docs\/[^/]+\.md$|src\/.*README\.md$)/.test(
+            f,
+          ),
       ),
     ).toEqual([]);
     const readme = await readFile(join(ROOT, "README.md"), "utf8");
