@@ -104,9 +104,7 @@ describe("the MCP Bundle", () => {
     // Runtime dependencies only, no source maps.
     expect(existsSync(join(unpacked, "node_modules", "zod"))).toBe(true);
     expect(existsSync(join(unpacked, "node_modules", "vitest"))).toBe(false);
-    expect(existsSync(join(unpacked, "node_modules", "@modelcontextprotocol", "client"))).toBe(
-      false,
-    );
+    expect(existsSync(join(unpacked, "node_modules", "@anthropic-ai", "mcpb"))).toBe(false);
   });
 
   it("runs as a host starts it: blank optional fields mean the embedded sandbox", async () => {

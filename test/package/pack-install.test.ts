@@ -61,7 +61,7 @@ describe("the npm package", () => {
     expect(
       files.filter(
         (f) =>
-          !/^(dist\/|LICENSE$|README\.md$|package\.json$|server\.json$|docs\/[^/]+\.md$|src\/.*README\.md$)/.test(
+          !/^(dist\/|LICENSE$|README\.md$|package\.json$|server\.json$|docs\/[^/]+$|src\/.*README\.md$)/.test(
             f,
           ),
       ),
@@ -81,9 +81,12 @@ describe("the npm package", () => {
       version: string;
       dependencies: Record<string, string>;
     };
-    // The MCP client is for the demo and the tests: not a runtime dependency.
+    // The MCP client is for the demo and the tests, not a dependency of ours (the MCP Apps
+    // library, a runtime dependency, brings it along for its own use).
     expect(Object.keys(pkg.dependencies)).not.toContain("@modelcontextprotocol/client");
-    expect(existsSync(join(modules, "@modelcontextprotocol", "client"))).toBe(false);
+    // devDependencies stay out of the install.
+    expect(existsSync(join(modules, "vitest"))).toBe(false);
+    expect(existsSync(join(modules, "@anthropic-ai", "mcpb"))).toBe(false);
 
     const bin = join(modules, ".bin", "crm-insights-mcp");
     const version = await run(bin, ["--version"]);
