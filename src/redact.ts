@@ -56,6 +56,9 @@ export function registerSecret(value: string | undefined): void {
     // As a URL parser writes it into a path (`"` becomes %22; http(s) turns `\` into `/`).
     pathEncoded(value),
     pathEncoded(value).replace(/\\/g, "/"),
+    // Exactly as this runtime's URL parser writes it into a path: the set of characters it
+    // percent-encodes has changed between Node versions (Node 24 also encodes `^`).
+    ...parsedPath(value),
   ];
   forms = [...new Set([...forms, ...added])].sort((a, b) => b.length - a.length);
   for (const form of added) {
@@ -66,6 +69,14 @@ export function registerSecret(value: string | undefined): void {
       const bit = windowHash(form, i) & (FILTER_BITS - 1);
       filter[bit >>> 5] = (filter[bit >>> 5] ?? 0) | (1 << (bit & 31));
     }
+  }
+}
+
+function parsedPath(value: string): string[] {
+  try {
+    return [new URL(`https://host.invalid/${value}`).pathname.slice(1)];
+  } catch {
+    return [];
   }
 }
 
