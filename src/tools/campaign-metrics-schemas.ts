@@ -1,0 +1,159 @@
+import { z } from "zod";
+import { DEFAULT_METRICS_WINDOW_DAYS } from "../api/dates.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
+import { SCHEDULE_TYPES } from "../api/schemas.js";
+import { resultBase } from "./params.js";
+
+/** campaign_metrics' arguments and result as the model sees them, and the limits they state. */
+
+export const DEFAULT_DAYS = DEFAULT_METRICS_WINDOW_DAYS;
+export const DEFAULT_TOP_N = 20;
+export const MAX_TOP_N = 500;
+/**
+ * The longest window one call covers: about three years, 7 requests of 180 days. The service
+ * holds no more than that for a useful answer, and an unbounded window (0001 to 9999) would be
+ * some 20,000 requests.
+ */
+export const MAX_CALL_WINDOW_DAYS = 3 * 365;
+/** One deadline for all of a call's requests together (each request also has its own timeout). */
+export const METRICS_CALL_SECONDS = 90;
+export const MAX_TASKS_LISTED = 200;
+/** Task rows printed in the text; the rest of the returned ones are in structuredContent. */
+export const TASKS_IN_TEXT = 30;
+const SORT_KEYS = [
+  "sent",
+  "open_rate",
+  "conversion_rate",
+  "revenue",
+  "purchases",
+  "name",
+  "latest",
+] as const;
+
+// Strict: an unknown argument (a typo, or a filter this tool does not have) is an error naming
+// it, not silently dropped into an unfiltered answer.
+export const inputSchema = z.strictObject({
+  task_from: z
+    .string()
+    .optional()
+    .describe(
+      `Start, inclusive: YYYY-MM-DD or ISO 8601 (KST). Default: ${DEFAULT_DAYS} days back.`,
+    ),
+  task_to: z
+    .string()
+    .optional()
+    .describe(
+      `End: a YYYY-MM-DD day is included; a date-time is exclusive. Default: today. At most ${MAX_CALL_WINDOW_DAYS} days.`,
+    ),
+  campaign_schedule_type: z.enum(SCHEDULE_TYPES).optional().describe("Only this kind."),
+  campaign_ids: z.array(z.string()).optional().describe("Only these IDs."),
+  tag: z.string().optional().describe("Only this tag (case-insensitive)."),
+  name_contains: z.string().optional().describe("Name contains (case-insensitive)."),
+  sort_by: z
+    .enum(SORT_KEYS)
+    .optional()
+    .describe("Default sent; revenue ranks KRW first; latest: most recent round."),
+  top_n: z
+    .number()
+    .meta({ minimum: 1, maximum: MAX_TOP_N })
+    .optional()
+    .describe(`1 to ${MAX_TOP_N} (default ${DEFAULT_TOP_N}); totals cover all matches.`),
+  include_tasks: z
+    .boolean()
+    .optional()
+    .describe(`true: also the rounds (tasks) of returned campaigns, up to ${MAX_TASKS_LISTED}.`),
+});
+
+const moneyOutput = z
+  .record(z.string(), z.number())
+  .describe("Amounts keyed by currency code; never added across currencies.");
+const sums = {
+  task_count: z.number(),
+  sent_count: z.number(),
+  received_count: z.number(),
+  open_count: z.number(),
+  click_count: z.number(),
+  purchase_count: z
+    .number()
+    .describe("All purchases the service attributes to the rounds, control group included."),
+  purchase_count_by_open: z
+    .number()
+    .describe("Purchases attributed to an open (the basis of the service's conversion_rate)."),
+  revenue: moneyOutput,
+  cost: moneyOutput,
+  computed_open_rate: z.number().nullable().describe("Computed here: open_count / received_count."),
+  computed_click_rate: z
+    .number()
+    .nullable()
+    .describe("Computed here: click_count / received_count."),
+  computed_conversion_rate: z
+    .number()
+    .nullable()
+    .describe(
+      "Computed here: purchase_count_by_open / open_count (the basis of the service's per-round conversion_rate).",
+    ),
+};
+const campaignOutput = z.object({
+  _id: z.string(),
+  name: z.string(),
+  schedule_type: z.string(),
+  tags: z.array(z.string()),
+  is_ab_test: z.boolean(),
+  channels: z.array(z.string()).describe("Channels of its rounds in the window."),
+  conversion_event_type: z.string(),
+  first_scheduled_at: z.string(),
+  last_scheduled_at: z.string(),
+  ...sums,
+});
+export const taskOutput = z.object({
+  _id: z.string(),
+  campaign_id: z.string(),
+  scheduled_at: z.string(),
+  channel: z.string(),
+  sent_count: z.number(),
+  received_count: z.number(),
+  open_count: z.number(),
+  click_count: z.number(),
+  purchase_count: z.number(),
+  revenue: z.number(),
+  revenue_currency: z.string(),
+  cost: z.number(),
+  cost_currency: z.string(),
+  open_user_count: z.number(),
+  open_rate: z.number().nullable().describe("As returned by the service."),
+  conversion_rate: z.number().nullable().describe("As returned by the service."),
+});
+
+export const outputSchema = z.object({
+  ...resultBase,
+  window: z.object({
+    kst: z.string().describe("The window used, in KST, end exclusive."),
+    task_from: z.string().describe("task_from sent (KST, ISO 8601)."),
+    task_to: z.string().describe("task_to sent (KST, ISO 8601, exclusive)."),
+    utc: z.object({ from: z.string(), to: z.string() }),
+    requests: z
+      .number()
+      .describe(`API requests made (windows over ${MAX_METRICS_WINDOW_DAYS} days are split).`),
+  }),
+  filters: z.record(z.string(), z.unknown()),
+  matched_campaigns: z.number().describe("Campaigns matching all filters."),
+  campaigns: z
+    .array(campaignOutput)
+    .describe("The top campaigns by sort_by; sums over their rounds (tasks)."),
+  more_not_shown: z.number(),
+  totals: z.object(sums).describe("The same sums over all matched campaigns."),
+  tasks: z
+    .array(taskOutput)
+    .optional()
+    .describe(`Rounds of the returned campaigns, newest first (at most ${MAX_TASKS_LISTED}).`),
+  tasks_not_shown: z
+    .number()
+    .optional()
+    .describe("Older rounds not returned at all (narrow the window or filter to see them)."),
+});
+
+export type SortKey = (typeof SORT_KEYS)[number];
+export type CampaignMetricsArgs = z.output<typeof inputSchema>;
+export type CampaignOut = z.output<typeof campaignOutput>;
+export type TaskOut = z.output<typeof taskOutput>;
+export type Sums = z.output<z.ZodObject<typeof sums>>;
