@@ -59,6 +59,7 @@ async function main(): Promise<number> {
 const USAGE = `Usage:
   crm-insights-mcp                      MCP server on stdio (configured by CRM_* variables)
   crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]
+                           [--csv-order O] [--csv-platform-ids P] [--csv-customer-ids C] [--huge-ab-test]
                                         local sandbox service with synthetic data
   crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T]
                                         summarize a campaign CSV or scenario XLSX export

@@ -1,10 +1,26 @@
 import { log } from "../log.js";
 import { parseNowOption } from "./clock.js";
+import { CSV_ORDERS, CUSTOMER_ID_SHAPES, PLATFORM_ID_SHAPES } from "./csv-shape.js";
 import { startSandbox } from "./index.js";
 import type { SandboxOptions } from "./types.js";
 
 const USAGE =
-  "Usage: crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]";
+  "Usage: crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]\n" +
+  `  [--csv-order ${CSV_ORDERS.join("|")}] [--csv-platform-ids ${PLATFORM_ID_SHAPES.join("|")}]\n` +
+  `  [--csv-customer-ids ${CUSTOMER_ID_SHAPES.join("|")}] [--huge-ab-test]\n` +
+  "  (--csv-*: how campaign export CSVs are written, the same rows in every shape;\n" +
+  "   --huge-ab-test: the huge campaign as an A/B test with a control group)";
+
+/** The value if it is one of `allowed`, else a SandboxArgsError naming them. */
+function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((item) => item === value);
+  if (found === undefined) {
+    throw new SandboxArgsError(
+      `${flag} must be one of ${allowed.join(", ")}, got "${value.slice(0, 64)}"`,
+    );
+  }
+  return found;
+}
 
 export class SandboxArgsError extends Error {}
 
@@ -71,6 +87,25 @@ export function parseSandboxArgs(args: readonly string[]): SandboxOptions {
         options.jobSeconds = seconds;
         break;
       }
+      case "--csv-order":
+        options.csvShape = { ...options.csvShape, order: oneOf(flag, takeValue(), CSV_ORDERS) };
+        break;
+      case "--csv-platform-ids":
+        options.csvShape = {
+          ...options.csvShape,
+          platformIds: oneOf(flag, takeValue(), PLATFORM_ID_SHAPES),
+        };
+        break;
+      case "--csv-customer-ids":
+        options.csvShape = {
+          ...options.csvShape,
+          customerIds: oneOf(flag, takeValue(), CUSTOMER_ID_SHAPES),
+        };
+        break;
+      case "--huge-ab-test":
+        if (eq >= 0) throw new SandboxArgsError("--huge-ab-test takes no value");
+        options.hugeAbTest = true;
+        break;
       case "--help":
       case "-h":
         throw new SandboxArgsError("help");

@@ -1,5 +1,8 @@
 import { open } from "node:fs/promises";
 import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
+import { writeInTimeOrder } from "./csv-order.js";
+import { type CsvShape, customerIdSpeller, platformIdSpeller } from "./csv-shape.js";
+import { CsvSink } from "./csv-sink.js";
 import { DAY_MS, dayToDate } from "./world/time.js";
 import type { CampaignRow, SandboxRound, SandboxTask, World } from "./world/types.js";
 
@@ -8,8 +11,8 @@ import type { CampaignRow, SandboxRound, SandboxTask, World } from "./world/type
  * RFC 4180 quoting, CRLF record ends (RFC 4180; a line break inside a quoted error message stays
  * as the carrier wrote it), times as `YYYY-MM-DD HH:mm:ss` in the application's zone.
  *
- * Rows come from `world.roundRows()` one at a time and leave in 1 MiB chunks; at most one chunk
- * is being written while the next is filled, so memory stays bounded whatever the export size.
+ * Rows come from `world.roundRows()` one at a time and leave in 1 MiB chunks (csv-sink.ts), so
+ * memory stays bounded whatever the export size; other row orders: csv-order.ts.
  */
 
 export interface SelectedRound {
@@ -51,10 +54,17 @@ export function createTimeFormatter(offsetMinutes: number): (epochMs: number) =>
   };
 }
 
-function formatRow(row: CampaignRow, time: (ms: number) => string, scheduled: string): string {
+/** One row as a CSV line; `user`/`platformUser` are the ID columns as they are to be written. */
+export function formatRow(
+  row: CampaignRow,
+  time: (ms: number) => string,
+  scheduled: string,
+  user: string,
+  platformUser: string,
+): string {
   return (
     `${csvField(row.task_id)},${scheduled},${csvField(row.group)},${csvField(row.event_type)},` +
-    `${csvField(row.user_id)},${csvField(row.platform_user_id)},${time(row.captured_at)},` +
+    `${csvField(user)},${csvField(platformUser)},${time(row.captured_at)},` +
     `${csvField(row.channel)},${csvField(row.error_code)},${csvField(row.error_message)},` +
     `${csvField(row.event_properties)},${csvField(row.custom_event_properties)},` +
     `${csvField(row.internal_event_properties)}${EOL}`
@@ -66,74 +76,59 @@ export interface CsvWriteResult {
   rows: number;
 }
 
-/** Two buffers: one is filled while the other is being written. */
-const BUFFER_BYTES = 1 << 20;
-
-/** Writes the rounds' rows to `path` (created or truncated); stops with an error when aborted. */
+/**
+ * Writes the rounds' rows to `path` (created or truncated) in the given shape (csv-shape.ts; by
+ * default the sandbox's own); stops with an error when aborted.
+ */
 export async function writeCampaignCsv(
   world: Pick<World, "roundRows">,
   rounds: readonly SelectedRound[],
   path: string,
   offsetMinutes: number,
   signal?: AbortSignal,
+  shape: CsvShape = {},
 ): Promise<CsvWriteResult> {
   const file = await open(path, "w");
+  const sink = new CsvSink(file, signal);
   const time = createTimeFormatter(offsetMinutes);
-  const buffers = [Buffer.allocUnsafe(BUFFER_BYTES), Buffer.allocUnsafe(BUFFER_BYTES)];
-  let current = 0;
-  let buffer = buffers[0] as Buffer;
-  let used = 0;
-  let bytes = 0;
+  const lineOf = lineFormatter(time, shape);
   let rows = 0;
-  // Rows are encoded straight into a preallocated buffer: building one big string per chunk
-  // made the garbage collector the bottleneck.
-  let pending: Promise<unknown> = Promise.resolve();
-  const flush = async (): Promise<void> => {
-    signal?.throwIfAborted();
-    await pending;
-    if (used === 0) return;
-    const full = buffer.subarray(0, used);
-    bytes += used;
-    pending = file.write(full);
-    current = 1 - current;
-    buffer = buffers[current] as Buffer;
-    used = 0;
-  };
-  const put = async (text: string): Promise<void> => {
-    // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
-    if (used + text.length * 3 > BUFFER_BYTES) {
-      await flush();
-      if (text.length * 3 > BUFFER_BYTES) {
-        const big = Buffer.from(text, "utf8");
-        await pending;
-        bytes += big.length;
-        pending = file.write(big);
-        return;
-      }
-    }
-    used += buffer.write(text, used, "utf8");
-  };
   try {
-    await put(`${CAMPAIGN_CSV_COLUMNS.join(",")}${EOL}`);
-    for (const { task, round } of rounds) {
-      let scheduledMs = Number.NaN;
-      let scheduled = "";
-      for (const row of world.roundRows(task, round)) {
-        if (row.scheduled_at !== scheduledMs) {
-          scheduledMs = row.scheduled_at;
-          scheduled = time(scheduledMs);
+    await sink.put(`${CAMPAIGN_CSV_COLUMNS.join(",")}${EOL}`);
+    const order = shape.order ?? "rounds";
+    if (order === "rounds") {
+      for (const { task, round } of rounds) {
+        for (const row of world.roundRows(task, round)) {
+          const line = lineOf(row);
+          rows += 1;
+          if (!sink.tryPut(line)) await sink.put(line);
         }
-        const line = formatRow(row, time, scheduled);
-        rows += 1;
-        if (used + line.length * 3 <= BUFFER_BYTES) used += buffer.write(line, used, "utf8");
-        else await put(line);
       }
+    } else {
+      rows = await writeInTimeOrder(world, rounds, sink, lineOf, order === "time-in-round");
     }
-    await flush();
-    await pending;
+    await sink.finish();
   } finally {
-    await pending.catch(() => undefined);
+    await sink.settle();
     await file.close();
   }
-  return { bytes, rows };
+  return { bytes: sink.bytes, rows };
+}
+
+/** A row to its CSV line in the shape's ID spellings (scheduled_at formatted once per round). */
+function lineFormatter(
+  time: (ms: number) => string,
+  shape: CsvShape,
+): (row: CampaignRow) => string {
+  const user = customerIdSpeller(shape.customerIds);
+  const platformUser = platformIdSpeller(shape.platformIds);
+  let scheduledMs = Number.NaN;
+  let scheduled = "";
+  return (row) => {
+    if (row.scheduled_at !== scheduledMs) {
+      scheduledMs = row.scheduled_at;
+      scheduled = time(scheduledMs);
+    }
+    return formatRow(row, time, scheduled, user(row.user_id), platformUser(row.platform_user_id));
+  };
 }

@@ -11,6 +11,7 @@ import {
 import { EXPORT_TYPES, type ExportStatus, type ExportType } from "../api/schemas.js";
 import { log } from "../log.js";
 import type { SandboxClock } from "./clock.js";
+import type { CsvShape } from "./csv-shape.js";
 import { type SelectedRound, writeCampaignCsv } from "./csv-writer.js";
 import { appDate, exportRange, type ParsedMoment, parseMoment } from "./dates.js";
 import type { UrlSigner } from "./download-urls.js";
@@ -31,6 +32,8 @@ export interface ExportJobsOptions {
   signer: UrlSigner;
   /** The application zone's fixed UTC offset, for the CSV's times. */
   offsetMinutes: number;
+  /** Row order and ID spellings of campaign CSVs (csv-shape.ts); default the sandbox's own. */
+  csvShape?: CsvShape;
 }
 
 interface ProducedFile {
@@ -147,7 +150,14 @@ export function createExportJobs(options: ExportJobsOptions) {
       produce(
         job,
         async (path) => {
-          await writeCampaignCsv(world, selection.rounds, path, options.offsetMinutes, stop.signal);
+          await writeCampaignCsv(
+            world,
+            selection.rounds,
+            path,
+            options.offsetMinutes,
+            stop.signal,
+            options.csvShape,
+          );
         },
         `campaign_event_data_${campaignId}_${job.id}`,
         "csv",

@@ -33,7 +33,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const seed = options.seed ?? DEFAULT_SEED;
   const jobSeconds = options.jobSeconds ?? DEFAULT_JOB_SECONDS;
   if (!Number.isFinite(jobSeconds) || jobSeconds < 0) throw new Error("jobSeconds must be >= 0");
-  const world = options.world ?? (await loadWorld({ seed, now: clock.startedAt }));
+  const world =
+    options.world ??
+    (await loadWorld({
+      seed,
+      now: clock.startedAt,
+      ...(options.hugeAbTest === true ? { hugeAbTest: true } : {}),
+    }));
 
   const secretKey = options.secretKey ?? `sbx_sk_${randomBytes(18).toString("hex")}`;
   let recommendKey = options.recommendSecretKey ?? `sbx_live_${randomBytes(18).toString("hex")}`;
@@ -58,6 +64,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       fileDir,
       signer,
       offsetMinutes: DateTime.fromMillis(clock.startedAt, { zone: appWorld.timeZone }).offset,
+      ...(options.csvShape !== undefined ? { csvShape: options.csvShape } : {}),
     });
   const otherKeys = {
     secretKey: `sbx_sk_${randomBytes(18).toString("hex")}`,

@@ -1,3 +1,4 @@
+import type { CsvShape } from "./csv-shape.js";
 import type { World } from "./world/types.js";
 
 /** Options of `startSandbox` and of `crm-insights-mcp sandbox`. */
@@ -25,6 +26,16 @@ export interface SandboxOptions {
   world?: World;
   /** Where export files are written; default a fresh folder under the OS temp dir, removed on close. */
   fileDir?: string;
+  /**
+   * How campaign export CSVs are written: row order and ID spellings (csv-shape.ts); default the
+   * sandbox's own (round by round, `pu_`/`u_` IDs). The same rows in every shape.
+   */
+  csvShape?: CsvShape;
+  /**
+   * The huge campaign (over 2,000,000 sends) as an A/B test with a control group (그룹A, 그룹B,
+   * 대조군; about the same sends per round), for exports whose groups interleave. Default false.
+   */
+  hugeAbTest?: boolean;
 }
 
 /** The facts printed as the first stdout line of `crm-insights-mcp sandbox` (contract). */

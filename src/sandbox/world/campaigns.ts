@@ -419,11 +419,23 @@ function roundsFor(ab: AbMode, records: number): SandboxRound[] {
   return rounds;
 }
 
-export function createCampaigns(seed: number, now: number): CampaignSet {
+/**
+ * The world's campaigns. `hugeAbTest`: the huge campaign becomes an A/B test with a control
+ * group, its audience a ninth larger so that its rounds keep about the same sends.
+ */
+export function createCampaigns(seed: number, now: number, hugeAbTest = false): CampaignSet {
   const campaigns: SandboxCampaign[] = [];
   const tuning = new Map<string, CampaignTuning>();
   const today = kstDayNumber(now);
-  SPECS.forEach((spec, index) => {
+  SPECS.forEach((listed, index) => {
+    const spec: CampaignSpec =
+      hugeAbTest && listed.role === "huge_sends"
+        ? {
+            ...listed,
+            ab: "ab_control",
+            audience: [Math.round(listed.audience[0] / 0.9), Math.round(listed.audience[1] / 0.9)],
+          }
+        : listed;
     const rng = new Rng(hash2(seed, 0xc000 + index));
     const id = `cmp_${hex8(hash3(seed, 0xc1d, index))}${hex8(hash3(seed, 0xc1e, index)).slice(0, 4)}`;
     const windowMs = conversionWindowMs(spec.conversion);

@@ -32,7 +32,7 @@ export function createWorld(options: WorldOptions): World {
   const seed = options.seed | 0;
   const now = options.now;
   const products = createCatalog(seed);
-  const { campaigns, tuning } = createCampaigns(seed, now);
+  const { campaigns, tuning } = createCampaigns(seed, now, options.hugeAbTest === true);
   const scenarioSet = createScenarios(seed, now);
   const behaviour = createBehaviour(seed, now, products);
   const recommender = new Recommender(products, behaviour, now);

@@ -17,6 +17,8 @@ export interface WorldOptions {
   seed: number;
   /** The sandbox clock's "now" in epoch ms; all data lies before it. */
   now: number;
+  /** The `huge_sends` campaign as an A/B test with a control group (see SandboxOptions). */
+  hugeAbTest?: boolean;
 }
 
 export type Channel =
