@@ -28,6 +28,13 @@ export const DOWNLOAD_URL_VALIDITY_HOURS = 24;
 /** The metrics endpoint's largest window between `task_from` and `task_to`. */
 export const MAX_METRICS_WINDOW_DAYS = 180;
 
+/**
+ * Not stated by the service: how long after a round's conversion deadline we expect its
+ * performance aggregation to have finished (spec 4.2 rule 4: only aggregated rounds go into an
+ * export). An estimate on the safe side, used to say which recent rounds an export may lack.
+ */
+export const AGGREGATION_GRACE_HOURS = 24;
+
 /** Numbers as the texts write them: "2,000,000". */
 export const sendsText = (n: number): string => n.toLocaleString("en-US");
 

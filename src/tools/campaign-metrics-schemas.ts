@@ -79,8 +79,15 @@ const sums = {
   purchase_count_by_open: z
     .number()
     .describe("Purchases attributed to an open (the basis of the service's conversion_rate)."),
-  revenue: moneyOutput,
+  revenue: moneyOutput.describe(
+    "Amounts keyed by currency code; the service adds only KRW payments to a round's revenue, so purchases paid in another currency are in purchase_count but not here.",
+  ),
   cost: moneyOutput,
+  rounds_aggregating: z
+    .number()
+    .describe(
+      "Rounds whose aggregation may not be finished (within a day of their conversion deadline): an export made now may leave them out.",
+    ),
   computed_open_rate: z.number().nullable().describe("Computed here: open_count / received_count."),
   computed_click_rate: z
     .number()
@@ -120,6 +127,7 @@ export const taskOutput = z.object({
   cost: z.number(),
   cost_currency: z.string(),
   open_user_count: z.number(),
+  aggregating: z.boolean().describe("May still be aggregating: an export made now may lack it."),
   open_rate: z.number().nullable().describe("As returned by the service."),
   conversion_rate: z.number().nullable().describe("As returned by the service."),
 });
@@ -135,6 +143,11 @@ export const outputSchema = z.object({
       .number()
       .describe(`API requests made (windows over ${MAX_METRICS_WINDOW_DAYS} days are split).`),
   }),
+  vs_export: z
+    .array(z.string())
+    .describe(
+      "How a CSV export of this window may differ from these figures (rules of the service).",
+    ),
   filters: z.record(z.string(), z.unknown()),
   matched_campaigns: z.number().describe("Campaigns matching all filters."),
   campaigns: z

@@ -33,6 +33,8 @@ export interface TextParts {
   /** Why the next step is several exports, when one would exceed the service's limit. */
   split: string | undefined;
   zone: string;
+  /** How an export of the window may differ (metrics-vs-export.ts). */
+  vsExport: string[];
 }
 
 function plural(n: number, noun: string): string {
@@ -40,8 +42,19 @@ function plural(n: number, noun: string): string {
 }
 
 export function renderText(parts: TextParts): string {
-  const { summary, nextStep, requests, shown, total, totals, tasks, tasksNotShown, split, zone } =
-    parts;
+  const {
+    summary,
+    nextStep,
+    requests,
+    shown,
+    total,
+    totals,
+    tasks,
+    tasksNotShown,
+    split,
+    zone,
+    vsExport,
+  } = parts;
   const lines = [summary];
   if (requests > 1)
     lines.push(
@@ -91,6 +104,7 @@ export function renderText(parts: TextParts): string {
   lines.push(
     `Totals: ${plural(totals.task_count, "round")}, ${formatNumber(totals.sent_count)} sent, ${formatNumber(totals.received_count)} received, ${formatNumber(totals.open_count)} opens, ${formatNumber(totals.click_count)} clicks, ${formatNumber(totals.purchase_count)} purchases; revenue ${money(totals.revenue)}; cost ${money(totals.cost)}.`,
   );
+  lines.push(`Against a CSV export of this window: ${vsExport.join(" ")}`);
   if (tasks !== undefined) {
     lines.push(
       table(
@@ -108,7 +122,7 @@ export function renderText(parts: TextParts): string {
           .map((t) => [
             t._id,
             t.campaign_id,
-            DateTime.fromISO(t.scheduled_at, { zone }).toFormat("yyyy-MM-dd HH:mm"),
+            `${DateTime.fromISO(t.scheduled_at, { zone }).toFormat("yyyy-MM-dd HH:mm")}${t.aggregating ? " (aggregating)" : ""}`,
             t.channel,
             formatCount(t.received_count),
             formatCount(t.open_count),

@@ -42,6 +42,7 @@ function emptySums(): Sums {
     purchase_count_by_open: 0,
     revenue: {},
     cost: {},
+    rounds_aggregating: 0,
     computed_open_rate: null,
     computed_click_rate: null,
     computed_conversion_rate: null,
@@ -63,8 +64,12 @@ function withRates(s: Sums): Sums {
   return s;
 }
 
-function addTask(s: Sums, t: MetricsTask): void {
+/** Whether a round may still be aggregating (see metrics-vs-export.ts). */
+export type IsAggregating = (t: MetricsTask) => boolean;
+
+function addTask(s: Sums, t: MetricsTask, aggregating: boolean): void {
   s.task_count += 1;
+  if (aggregating) s.rounds_aggregating += 1;
   s.sent_count += t.sent_count;
   s.received_count += t.received_count;
   s.open_count += t.open_count;
@@ -75,9 +80,12 @@ function addTask(s: Sums, t: MetricsTask): void {
   addMoney(s.cost, t.cost_currency, t.cost);
 }
 
-export function summarizeCampaign(campaign: MetricsCampaign): CampaignOut {
+export function summarizeCampaign(
+  campaign: MetricsCampaign,
+  aggregating: IsAggregating,
+): CampaignOut {
   const s = emptySums();
-  for (const task of campaign.tasks) addTask(s, task);
+  for (const task of campaign.tasks) addTask(s, task, aggregating(task));
   const times = campaign.tasks.map((t) => t.scheduled_at).sort();
   return {
     _id: campaign._id,
@@ -93,9 +101,9 @@ export function summarizeCampaign(campaign: MetricsCampaign): CampaignOut {
   };
 }
 
-export function sumAll(campaigns: MetricsCampaign[]): Sums {
+export function sumAll(campaigns: MetricsCampaign[], aggregating: IsAggregating): Sums {
   const s = emptySums();
-  for (const c of campaigns) for (const task of c.tasks) addTask(s, task);
+  for (const c of campaigns) for (const task of c.tasks) addTask(s, task, aggregating(task));
   return withRates(s);
 }
 
@@ -114,7 +122,7 @@ export function sortCampaigns(list: CampaignOut[], key: SortKey): void {
   list.sort((a, b) => by[key](a, b) || a._id.localeCompare(b._id));
 }
 
-export function taskRow(t: MetricsTask): TaskOut {
+export function taskRow(t: MetricsTask, aggregating: boolean): TaskOut {
   return {
     _id: t._id,
     campaign_id: t.campaign_id,
@@ -130,6 +138,7 @@ export function taskRow(t: MetricsTask): TaskOut {
     cost: t.cost,
     cost_currency: t.cost_currency,
     open_user_count: t.open_user_count,
+    aggregating,
     open_rate: t.open_rate === null ? null : roundRatio(t.open_rate),
     conversion_rate: t.conversion_rate === null ? null : roundRatio(t.conversion_rate),
   };

@@ -1,14 +1,16 @@
 import {
   describeWindowKst,
   formatMetricsParam,
+  KST,
   type MetricsWindow,
   splitMetricsWindow,
+  wallClockMinute,
   windowToExportDates,
   windowToUtc,
 } from "../api/dates.js";
 import { exportRangesUnderLimit } from "../api/export-ranges.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import type { MetricsCampaign } from "../api/schemas.js";
+import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
 import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../format.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
 import { fetchCampaigns } from "./campaign-metrics-fetch.js";
@@ -31,6 +33,7 @@ import {
   taskRow,
 } from "./campaign-metrics-totals.js";
 import { checkWindowLength, describePeriod, resolveWindow } from "./campaign-metrics-window.js";
+import { mayBeAggregating, metricsVsExport } from "./metrics-vs-export.js";
 import { checkInteger } from "./params.js";
 import { defineTool } from "./tool.js";
 
@@ -59,11 +62,17 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     const campaigns = await fetchCampaigns(api, spans, args.campaign_schedule_type, call, deadline);
 
     const filtered = campaigns.filter((c) => matches(c, args));
-    const summarized = filtered.map(summarizeCampaign);
+    const now = runtime.now();
+    const byId = new Map(campaigns.map((c) => [c._id, c]));
+    const aggregating = (t: MetricsTask): boolean => {
+      const campaign = byId.get(t.campaign_id);
+      return campaign !== undefined && mayBeAggregating(t, campaign, now);
+    };
+    const summarized = filtered.map((c) => summarizeCampaign(c, aggregating));
     sortCampaigns(summarized, args.sort_by ?? "sent");
     const topN = args.top_n ?? DEFAULT_TOP_N;
     const shown = summarized.slice(0, topN);
-    const totals = sumAll(filtered);
+    const totals = sumAll(filtered, aggregating);
     const kst = describeWindowKst(window);
     const period = describePeriod(window);
 
@@ -76,7 +85,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         .filter((c) => shownIds.has(c._id))
         .flatMap((c) => c.tasks)
         .sort((a, b) => Date.parse(b.scheduled_at) - Date.parse(a.scheduled_at));
-      tasks = all.slice(0, MAX_TASKS_LISTED).map(taskRow);
+      tasks = all.slice(0, MAX_TASKS_LISTED).map((t) => taskRow(t, aggregating(t)));
       tasksNotShown = all.length - tasks.length;
     }
 
@@ -102,6 +111,17 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
               }),
             ];
     const nextStep = top === undefined ? emptyNextStep(window, filters) : describeCalls(nextCalls);
+    const firstAggregating = filtered
+      .flatMap((c) => c.tasks.filter(aggregating))
+      .map((t) => wallClockMinute(t.scheduled_at, KST))
+      .sort()[0];
+    const vsExport = metricsVsExport({
+      window,
+      zone: runtime.config.timeZone,
+      revenueCurrencies: Object.keys(totals.revenue),
+      aggregating: totals.rounds_aggregating,
+      firstAggregating: firstAggregating === undefined ? undefined : `${firstAggregating} KST`,
+    });
     return {
       structured: {
         summary,
@@ -114,6 +134,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
           utc: windowToUtc(window),
           requests: spans.length,
         },
+        vs_export: vsExport,
         filters,
         matched_campaigns: filtered.length,
         campaigns: shown,
@@ -132,6 +153,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         tasksNotShown,
         split: split?.reason,
         zone: runtime.config.timeZone,
+        vsExport,
       }),
     };
   },

@@ -15,6 +15,7 @@ import { isRegularFile } from "../regular-file.js";
 import { writeReportFile } from "../report/files.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
 import { assertNotFailed, awaitDownload, currentJob } from "./export-flow.js";
+import { exportVsMetrics } from "./metrics-vs-export.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
 import {
@@ -59,6 +60,12 @@ const outputSchema = z.object({
   kind: z.enum(["campaign_event_data", "scenario_daily_metrics"]),
   file_path: z.string(),
   report_path: z.string().optional().describe("the HTML report written with report: true"),
+  vs_campaign_metrics: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Campaign CSV: how campaign_metrics counts the same rounds differently (service rules).",
+    ),
   ...campaign.shape,
   ...scenario.shape,
   totals: z
@@ -131,17 +138,30 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         maxBytes: runtime.config.maxDownloadBytes,
       }),
     );
-    const text = renderSummaryMarkdown(result, { detail: args.detail === true });
+    const vsMetrics =
+      result.kind === "campaign_event_data"
+        ? exportVsMetrics(result.revenue.by_currency)
+        : undefined;
+    const text =
+      renderSummaryMarkdown(result, { detail: args.detail === true }) +
+      (vsMetrics === undefined || vsMetrics.length === 0
+        ? ""
+        : `\n**Against campaign_metrics**: ${vsMetrics.join(" ")}`);
+    const structured = {
+      ...result,
+      file_path: result.file.path,
+      ...(vsMetrics === undefined ? {} : { vs_campaign_metrics: vsMetrics }),
+    };
     if (args.report === true) {
       const report = await writeReportFile(runtime.config.dataDir, result);
       return {
-        structured: { ...result, file_path: result.file.path, report_path: report.path },
+        structured: { ...structured, report_path: report.path },
         text: `${text}\nHTML report with charts: ${report.path} (${formatBytes(report.bytes)}; opens in any browser, no network needed).`,
         links: [report.link],
       };
     }
     return {
-      structured: { ...result, file_path: result.file.path },
+      structured,
       // A host that renders MCP Apps already shows the charts; others learn how to get them.
       text: call.rendersApps
         ? text
