@@ -1,46 +1,88 @@
 #!/usr/bin/env node
 /**
  * Benchmark of the campaign summary on export shapes we did not tune on, side by side with DuckDB
- * (2 threads, the same core aggregates) from the same run (run after `npm run build`):
- * - the same 1,000,000 sends (24-hex user IDs, e-mail-like customer IDs) in three row orders:
- *   round by round (as the sandbox writes), by phase within a round (A/B and control groups
- *   interleave row by row) and across the whole file (rounds interleave too); their summaries
- *   must be identical (the script fails otherwise);
- * - the sandbox's own ID shapes, and empty customer IDs;
- * - a 2,000,000-send export (the most one job may hold, about 630 MB here).
- * Each shape: BENCH_RUNS (default 3) alternating fresh child processes of ours and DuckDB's;
- * medians, their ratio (target: ours <= 0.67 x DuckDB) and our peak RSS (target <= 160 MB).
- * The machine's load average is printed before and after each shape: on a shared machine the
- * numbers move with it. Files go to a temp folder, deleted at the end.
- * `BENCH_SENDS=200000` scales the shapes down (the 2,000,000-send file stays unless
- * `BENCH_SKIP_BIG=1`).
+ * (2 threads, the same core aggregates) from the same run (run after `npm run build`). Every
+ * file is written by the sandbox's CSV writer (src/sandbox/csv-shape.ts), from the huge campaign
+ * as an A/B test with a control group (`hugeAbTest`):
+ * - about 1,000,000 sends with 24-hex service IDs and e-mail-like customer IDs in three row
+ *   orders: round by round (the sandbox's own), by event time within a task (A/B and control
+ *   groups interleave) and by event time across the file (rounds interleave too); their
+ *   summaries must be identical (the script fails otherwise);
+ * - the sandbox's own IDs, groups interleaved; empty customer IDs, rounds interleaved;
+ * - the most one job may hold: the longest run of rounds with at most 2,000,000 sends, by time.
+ * Per shape: BENCH_RUNS (default 3) alternating fresh child processes of ours and DuckDB's;
+ * medians, their ratio (target: ours <= 0.67 x DuckDB's) and our peak RSS (target <= 160 MB).
+ * DuckDB's per-round counts, distinct users, failures per code and KRW revenue are checked against
+ * ours on every file (the script fails when they differ), so both sides compute the same thing.
+ * Then the largest realistic scenario export (60 message nodes, a year of days; the sandbox's
+ * XLSX writer), summarized BENCH_RUNS times (target: well under a second).
+ * The load average is printed per shape: on a shared machine the numbers move with it.
+ * Files go to a temp folder deleted at the end; BENCH_FILES=DIR keeps them there and reuses
+ * them in later runs (the 2,000,000-send file takes about a minute to write).
+ * BENCH_SENDS=200000 scales the 1,000,000-send shapes; BENCH_SKIP_BIG=1 leaves the big file out.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeCampaignShape } from "./lib/campaign-shapes.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = process.env.BENCH_DIST ?? join(here, "..", "dist");
+const NOW = "2024-06-15T03:00:00Z";
+const SEED = 42;
+
+/** The core figures both sides compute, as sorted lines (compared across the two). */
+function coreLines(rounds, codes, krw) {
+  return [
+    ...rounds.map((r) => r.join("|")).sort(),
+    ...codes.map((c) => `code ${c.join("|")}`).sort(),
+    `krw ${Math.round(krw)}`,
+  ];
+}
+const digestOf = (value) =>
+  createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+function usage() {
+  const u = process.resourceUsage();
+  return { cpuSeconds: (u.userCPUTime + u.systemCPUTime) / 1e6, maxRssMb: u.maxRSS / 1024 };
+}
 
 if (process.argv[2] === "--ours") {
-  // Child: our summary of one file; time, peak RSS and a digest of the result without its path.
+  // Child: our summary of one file; time, peak RSS, a digest of the result without its path and
+  // of its core figures.
   const { summarizeFile } = await import(join(dist, "analysis", "index.js"));
   const started = performance.now();
   const result = await summarizeFile(process.argv[3]);
   const seconds = (performance.now() - started) / 1000;
   const { file: _file, ...figures } = result;
-  const usage = process.resourceUsage();
+  const core =
+    result.kind === "campaign_event_data"
+      ? coreLines(
+          result.rounds.map((r) => [
+            r.task_id,
+            r.scheduled_at,
+            r.group,
+            r.sent,
+            r.received,
+            r.failed,
+            r.control_assigned,
+            r.opens,
+            r.conversions,
+            r.received_users,
+            r.open_users,
+          ]),
+          result.error_codes.map((c) => [c.error_code, c.count]),
+          result.revenue.by_currency.find((c) => c.currency === "KRW")?.amount ?? 0,
+        )
+      : [];
   process.stdout.write(
     JSON.stringify({
       seconds,
-      cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-      rows: result.rows,
-      maxRssMb: usage.maxRSS / 1024,
-      digest: createHash("sha256").update(JSON.stringify(figures)).digest("hex").slice(0, 16),
+      ...usage(),
+      rows: result.rows ?? result.nodes?.length,
+      digest: digestOf(figures),
+      core: digestOf(core),
     }),
   );
   process.exit(0);
@@ -50,12 +92,7 @@ if (process.argv[2] === "--duckdb") {
   // Child: DuckDB on 2 threads, the core aggregates of the summary in one scan: per round and
   // group, counts by event role, distinct receiving and opening users, KRW revenue; per error
   // code, failures (GROUPING SETS).
-  // DuckDB is the query tool's runtime dependency; this bench only borrows it.
-  const { DuckDBInstance } = await import("@duckdb/node-api").catch((error) => {
-    throw new Error(
-      `DuckDB (@duckdb/node-api) is needed for the comparison and could not be loaded (${error.message}); run npm ci (or npm install @duckdb/node-api) first.`,
-    );
-  });
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   const started = performance.now();
   const instance = await DuckDBInstance.create(":memory:", { threads: "2" });
   const con = await instance.connect();
@@ -63,7 +100,7 @@ if (process.argv[2] === "--duckdb") {
   const user = "coalesce(nullif(platform_user_id, ''), user_id)";
   const opened = "event_type LIKE '%\\_opened' ESCAPE '\\'";
   const reader = await con.runAndReadAll(`
-    SELECT task_id, scheduled_at, "group", error_code,
+    SELECT task_id, scheduled_at, "group", error_code, GROUPING(error_code) AS per_round,
       count(*) FILTER (WHERE event_type = 'message_sent') AS sent,
       count(*) FILTER (WHERE event_type = 'message_received') AS received,
       count(*) FILTER (WHERE event_type = 'message_failed') AS failed,
@@ -77,46 +114,59 @@ if (process.argv[2] === "--duckdb") {
       ) AS krw
     FROM read_csv('${file}', header = true, all_varchar = true, delim = ',', quote = '"', escape = '"')
     GROUP BY GROUPING SETS ((task_id, scheduled_at, "group"), (error_code))`);
-  const groups = reader.getRowObjects().length;
+  const rows = reader.getRowObjects();
   const seconds = (performance.now() - started) / 1000;
-  const usage = process.resourceUsage();
-  process.stdout.write(
-    JSON.stringify({
-      seconds,
-      cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-      groups,
-      maxRssMb: usage.maxRSS / 1024,
-    }),
+  const n = (v) => Number(v ?? 0);
+  const perRound = rows.filter((r) => n(r.per_round) === 1);
+  const core = coreLines(
+    perRound.map((r) => [
+      r.task_id,
+      r.scheduled_at,
+      r.group ?? "",
+      n(r.sent),
+      n(r.received),
+      n(r.failed),
+      n(r.control),
+      n(r.opens),
+      n(r.conversions),
+      n(r.received_users),
+      n(r.open_users),
+    ]),
+    rows
+      .filter((r) => n(r.per_round) === 0 && n(r.failed) > 0)
+      .map((r) => [r.error_code, n(r.failed)]),
+    perRound.reduce((sum, r) => sum + n(r.krw), 0),
   );
+  process.stdout.write(JSON.stringify({ seconds, ...usage(), core: digestOf(core) }));
   process.exit(0);
 }
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const SENDS = Math.max(1000, Number(process.env.BENCH_SENDS ?? 1_000_000));
+const MAX_SENDS = 2_000_000;
+const hexMail = { platformIds: "hex24", customerIds: "email" };
 const SHAPES = [
-  { name: "rounds, 24-hex ids", order: "rounds", ids: "hex24", sends: SENDS, sameAs: "A" },
-  { name: "groups interleaved", order: "time-in-round", ids: "hex24", sends: SENDS, sameAs: "A" },
-  { name: "rounds interleaved", order: "time", ids: "hex24", sends: SENDS, sameAs: "A" },
+  { name: "rounds, 24-hex ids", sends: SENDS, shape: { order: "rounds", ...hexMail }, sameAs: "A" },
   {
-    name: "sandbox-like ids, groups interleaved",
-    order: "time-in-round",
-    ids: "sandbox",
+    name: "groups interleaved",
     sends: SENDS,
+    shape: { order: "time-in-round", ...hexMail },
+    sameAs: "A",
   },
+  { name: "rounds interleaved", sends: SENDS, shape: { order: "time", ...hexMail }, sameAs: "A" },
+  { name: "sandbox ids, groups interleaved", sends: SENDS, shape: { order: "time-in-round" } },
   {
     name: "empty customer ids, rounds interleaved",
-    order: "time",
-    ids: "empty-customer",
     sends: SENDS,
+    shape: { order: "time", platformIds: "hex24", customerIds: "empty" },
   },
   ...(process.env.BENCH_SKIP_BIG === "1"
     ? []
     : [
         {
-          name: "2,000,000 sends, rounds interleaved",
-          order: "time",
-          ids: "hex24",
-          sends: 2_000_000,
+          name: "max job, rounds interleaved",
+          sends: MAX_SENDS,
+          shape: { order: "time", ...hexMail },
         },
       ]),
 ];
@@ -139,54 +189,146 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(" ");
+const exists = (path) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
-const workDir = await mkdtemp(join(tmpdir(), "shapes-bench-"));
+/** The huge campaign's first rounds holding at most `sends` sends (the sandbox's selection). */
+function roundsUpTo(world, sends) {
+  const huge = world.campaigns.find((c) => c.role === "huge_sends");
+  const selected = [];
+  let total = 0;
+  for (const task of huge.tasks.filter((t) => t.aggregated)) {
+    const add = task.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0);
+    if (total + add > sends) break;
+    total += add;
+    for (const round of task.rounds) selected.push({ task, round });
+  }
+  return { rounds: selected, sends: total };
+}
+
+/** The campaign CSV of `sends` sends in `shape`, written once into `dir` (kept if BENCH_FILES). */
+async function campaignFile(dir, world, sends, shape) {
+  const name = `campaign-s${SEED}-${sends}-${shape.order}-${shape.platformIds ?? "sandbox"}-${shape.customerIds ?? "sandbox"}.csv`;
+  const path = join(dir, name);
+  const picked = roundsUpTo(world, sends);
+  if (!(await exists(path))) {
+    const { writeCampaignCsv } = await import(join(dist, "sandbox", "csv-writer.js"));
+    const started = performance.now();
+    await writeCampaignCsv(world, picked.rounds, `${path}.part`, 540, undefined, shape);
+    await rename(`${path}.part`, path);
+    console.log(
+      `  (wrote ${name}: ${((performance.now() - started) / 1000).toFixed(1)} s, peak RSS of the writer so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB)`,
+    );
+  }
+  return { path, sends: picked.sends, rounds: picked.rounds.length };
+}
+
+/** A scenario export of `nodes` message nodes over `days` days, by the sandbox's XLSX writer. */
+async function scenarioFile(dir, nodes, days) {
+  const path = join(dir, `scenario-${nodes}-nodes-${days}-days.xlsx`);
+  if (await exists(path)) return path;
+  const { writeScenarioXlsx } = await import(join(dist, "sandbox", "xlsx-writer.js"));
+  const { SCENARIO_METRIC_COLUMNS } = await import(join(dist, "api", "schemas.js"));
+  const channels = ["앱푸시", "알림톡", "친구톡", "브랜드 메시지", "SMS", "RCS", "이메일"];
+  const branches = ["", "A", "B", "B·A", "B·B"];
+  const first = Date.parse("2023-06-15T00:00:00Z");
+  let seed = 7;
+  const next = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const metrics = (volume) => {
+    const m = {};
+    const sends = Math.round(volume * (0.6 + 0.8 * next()));
+    const values = [
+      sends,
+      sends - 3,
+      sends * 0.4,
+      sends * 0.3,
+      0.4,
+      0.3,
+      sends * 0.05,
+      sends * 0.04,
+    ];
+    SCENARIO_METRIC_COLUMNS.forEach((column, i) => {
+      m[column] = Math.round(values[i] ?? sends * 1000 * next());
+    });
+    return m;
+  };
+  const reports = Array.from({ length: nodes }, (_, n) => {
+    const volume = 50 + Math.floor(next() * 5000);
+    const dayRows = Array.from({ length: days }, (_, d) => ({
+      date: new Date(first + d * 86_400_000).toISOString().slice(0, 10),
+      metrics: metrics(volume),
+    }));
+    return {
+      node: {
+        number: n + 1,
+        channel: channels[n % channels.length],
+        branch: branches[n % branches.length],
+        node_id: `node_${(n * 2654435761) >>> 0}`.padEnd(24, "0"),
+      },
+      summary: metrics(volume * days),
+      days: dayRows,
+    };
+  });
+  await writeScenarioXlsx(reports, path, {
+    fromDate: reports[0].days[0].date,
+    toDate: reports[0].days.at(-1).date,
+  });
+  return path;
+}
+
+const keep = process.env.BENCH_FILES;
+const workDir = keep ?? (await mkdtemp(join(tmpdir(), "shapes-bench-")));
+if (keep) await mkdir(keep, { recursive: true });
 const lines = [];
 const digests = new Map();
 let failed = false;
 try {
+  const { createWorld } = await import(join(dist, "sandbox", "world", "index.js"));
+  const world = createWorld({ seed: SEED, now: Date.parse(NOW), hugeAbTest: true });
   console.log(
     `${RUNS} runs per shape on ${cpus().length} CPUs; medians; load average before / after`,
   );
   for (const shape of SHAPES) {
-    const file = join(workDir, "campaign.csv");
-    const bytes = await writeCampaignShape(file, {
-      sends: shape.sends,
-      order: shape.order,
-      ids: shape.ids,
-    });
+    const made = await campaignFile(workDir, world, shape.sends, shape.shape);
+    const bytes = (await stat(made.path)).size;
     const before = load();
     const ours = [];
     const duck = [];
     for (let i = 0; i < RUNS; i++) {
       // Alternating, so a change in the machine's load falls on both sides.
       if (i % 2 === 0) {
-        ours.push(child("--ours", file));
-        duck.push(child("--duckdb", file));
+        ours.push(child("--ours", made.path));
+        duck.push(child("--duckdb", made.path));
       } else {
-        duck.push(child("--duckdb", file));
-        ours.push(child("--ours", file));
+        duck.push(child("--duckdb", made.path));
+        ours.push(child("--ours", made.path));
       }
     }
-    await rm(file, { force: true });
-    const digest = new Set(ours.map((r) => r.digest));
-    if (digest.size !== 1) {
-      failed = true;
-      console.log(`  ${shape.name}: runs disagree on the summary (${[...digest].join(", ")})`);
-    }
+    const problems = [];
+    if (new Set(ours.map((r) => r.digest)).size !== 1) problems.push("our runs disagree");
+    if (ours[0].core !== duck[0].core) problems.push("ours and DuckDB's core figures differ");
     if (shape.sameAs) {
       const seen = digests.get(shape.sameAs);
       if (seen === undefined) digests.set(shape.sameAs, ours[0].digest);
-      else if (seen !== ours[0].digest) {
-        failed = true;
-        console.log(`  ${shape.name}: summary differs from the same rows in another order`);
-      }
+      else if (seen !== ours[0].digest) problems.push("summary differs from another row order");
+    }
+    if (problems.length > 0) {
+      failed = true;
+      console.log(`  ${shape.name}: ${problems.join("; ")}`);
     }
     const ourSeconds = median(ours.map((r) => r.seconds));
     const duckSeconds = median(duck.map((r) => r.seconds));
     const rss = Math.max(...ours.map((r) => r.maxRssMb));
     const row = {
       shape: shape.name,
+      sends: made.sends,
+      rounds: made.rounds,
       mb: Number((bytes / 1e6).toFixed(0)),
       rows: ours[0].rows,
       ours_s: Number(ourSeconds.toFixed(2)),
@@ -199,20 +341,36 @@ try {
       duckdb_cpu_s: Number(median(duck.map((r) => r.cpuSeconds)).toFixed(2)),
       ours_peak_rss_mb: Number(rss.toFixed(0)),
       duckdb_peak_rss_mb: Number(Math.max(...duck.map((r) => r.maxRssMb)).toFixed(0)),
+      same_core_figures: ours[0].core === duck[0].core,
       load_before: before,
       load_after: load(),
     };
     lines.push(row);
     console.log(
-      `${shape.name.padEnd(40)} ${String(row.mb).padStart(4)} MB  ours ${row.ours_s.toFixed(2)} s  DuckDB ${row.duckdb_s.toFixed(2)} s  ratio ${row.ratio.toFixed(2)} (${row.ratio <= 0.67 ? "met" : "NOT met"})  CPU ${row.ours_cpu_s.toFixed(1)} / ${row.duckdb_cpu_s.toFixed(1)} s  peak RSS ${row.ours_peak_rss_mb} MB (${rss <= 160 ? "met" : "NOT met"})  load ${before} / ${row.load_after}`,
+      `${shape.name.padEnd(40)} ${String(row.mb).padStart(4)} MB ${String(made.sends).padStart(9)} sends  ours ${row.ours_s.toFixed(2)} s  DuckDB ${row.duckdb_s.toFixed(2)} s  ratio ${row.ratio.toFixed(2)} (${row.ratio <= 0.67 ? "met" : "NOT met"})  CPU ${row.ours_cpu_s.toFixed(1)} / ${row.duckdb_cpu_s.toFixed(1)} s  peak RSS ${row.ours_peak_rss_mb} MB (${rss <= 160 ? "met" : "NOT met"})  load ${before} / ${row.load_after}`,
     );
   }
-  const identical = [...digests.keys()].length > 0 && !failed;
+  const identical = digests.size > 0 && !failed;
   console.log(
-    `summary identical across row orders: ${identical ? "yes" : "NO"}; targets: ratio <= 0.67 on ${lines.filter((l) => l.ratio <= 0.67).length} of ${lines.length} shapes, peak RSS <= 160 MB on ${lines.filter((l) => l.ours_peak_rss_mb <= 160).length} of ${lines.length}`,
+    `summary identical across row orders and core figures equal to DuckDB's: ${identical ? "yes" : "NO"}; targets: ratio <= 0.67 on ${lines.filter((l) => l.ratio <= 0.67).length} of ${lines.length} shapes, peak RSS <= 160 MB on ${lines.filter((l) => l.ours_peak_rss_mb <= 160).length} of ${lines.length}`,
+  );
+
+  const scenario = await scenarioFile(workDir, 60, 366);
+  const runs = Array.from({ length: RUNS }, () => child("--ours", scenario));
+  const scenarioRow = {
+    shape: "scenario XLSX, 60 nodes x 366 days",
+    mb: Number(((await stat(scenario)).size / 1e6).toFixed(1)),
+    nodes: runs[0].rows,
+    ours_s: Number(median(runs.map((r) => r.seconds)).toFixed(2)),
+    ours_runs_s: runs.map((r) => Number(r.seconds.toFixed(2))),
+    ours_peak_rss_mb: Number(Math.max(...runs.map((r) => r.maxRssMb)).toFixed(0)),
+  };
+  lines.push(scenarioRow);
+  console.log(
+    `${scenarioRow.shape.padEnd(40)} ${scenarioRow.mb} MB  ours ${scenarioRow.ours_s.toFixed(2)} s (runs ${scenarioRow.ours_runs_s.join(", ")})  peak RSS ${scenarioRow.ours_peak_rss_mb} MB  load ${load()}`,
   );
   for (const row of lines) console.log(JSON.stringify(row));
 } finally {
-  await rm(workDir, { recursive: true, force: true });
+  if (!keep) await rm(workDir, { recursive: true, force: true });
 }
 process.exitCode = failed ? 1 : 0;
