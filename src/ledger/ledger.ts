@@ -1,18 +1,13 @@
 import { createHash } from "node:crypto";
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
-import {
-  type CreateExportJobRequest,
-  EXPORT_STATUSES,
-  EXPORT_TYPES,
-  type ExportJob,
-} from "../api/schemas.js";
+import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { log } from "../log.js";
-import { redact } from "../redact.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
+import { newEntry, safeJob } from "./entry.js";
 import { withFileLock } from "./file-lock.js";
+import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
 import {
   type CreateReservation,
   type LedgerEntry,
@@ -22,20 +17,8 @@ import {
   withFilePresent,
 } from "./store.js";
 
+export { safeJob } from "./entry.js";
 export type { CreateReservation, LedgerEntry, LedgerStore, ReuseOptions } from "./store.js";
-
-interface LedgerFile {
-  version: 1;
-  jobs: LedgerEntry[];
-  /** Epoch ms of create calls that may have reached the service (for the local budget). */
-  create_calls: number[];
-  /** Epoch ms until which the service told us (429 Retry-After) not to create. */
-  rate_limited_until?: number | undefined;
-  /** Running downloads by job ID: who downloads the file and until when the lease holds. */
-  download_leases?: Record<string, { holder: string; expires: number }> | undefined;
-}
-
-const MAX_JOBS = 500;
 
 /**
  * The ledger scope of one service and application: jobs, budget and files of another application
@@ -167,17 +150,7 @@ export class JobLedger implements LedgerStore {
     job: ExportJob,
     createdBy?: string,
   ): Promise<LedgerEntry> {
-    const at = new Date(this.now()).toISOString();
-    const entry: LedgerEntry = {
-      job_id: job._id,
-      request,
-      request_key: requestKey,
-      requested_at: at,
-      ...(createdBy === undefined ? {} : { created_by: createdBy }),
-      status: job.status,
-      history: [{ status: job.status, at }],
-      job: safeJob(job),
-    };
+    const entry = newEntry(request, requestKey, job, createdBy, new Date(this.now()).toISOString());
     await this.mutate((file) => {
       file.jobs = [...file.jobs.filter((j) => j.job_id !== job._id), entry].slice(-MAX_JOBS);
     });
@@ -329,64 +302,4 @@ export class JobLedger implements LedgerStore {
     this.warnings.push(warning);
     log.warn(warning);
   }
-}
-
-function emptyFile(): LedgerFile {
-  return { version: 1, jobs: [], create_calls: [] };
-}
-
-/** What every entry must have for the tools to use it; other fields pass through. */
-const entrySchema = z.looseObject({
-  job_id: z.string().min(1),
-  request: z.looseObject({ type: z.enum(EXPORT_TYPES) }),
-  request_key: z.string(),
-  requested_at: z.string(),
-  status: z.enum(EXPORT_STATUSES),
-  history: z.array(z.looseObject({ status: z.enum(EXPORT_STATUSES), at: z.string() })),
-  job: z.looseObject({ _id: z.string(), type: z.enum(EXPORT_TYPES), status: z.string() }),
-  file_path: z.string().optional(),
-  file_bytes: z.number().optional(),
-});
-
-/** The file, with entries that do not fit skipped (one bad entry must not hide the others). */
-function parseLedger(text: string): { file: LedgerFile; skipped: number } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  const raw = value as { version?: unknown; jobs?: unknown; create_calls?: unknown };
-  if (raw.version !== 1 || !Array.isArray(raw.jobs) || !Array.isArray(raw.create_calls)) {
-    return undefined;
-  }
-  const jobs = raw.jobs.filter((j) => entrySchema.safeParse(j).success) as LedgerEntry[];
-  const until = (value as { rate_limited_until?: unknown }).rate_limited_until;
-  const leases = parseLeases((value as { download_leases?: unknown }).download_leases);
-  return {
-    file: {
-      version: 1,
-      jobs,
-      create_calls: raw.create_calls.filter(
-        (t): t is number => typeof t === "number" && Number.isFinite(t),
-      ),
-      rate_limited_until: typeof until === "number" ? until : undefined,
-      ...(leases === undefined ? {} : { download_leases: leases }),
-    },
-    skipped: raw.jobs.length - jobs.length,
-  };
-}
-
-const leaseSchema = z.record(z.string(), z.object({ holder: z.string(), expires: z.number() }));
-
-function parseLeases(value: unknown): LedgerFile["download_leases"] {
-  const parsed = leaseSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
-
-/** The job without the download URL's pre-signed query, which is a secret. */
-export function safeJob(job: ExportJob): ExportJob {
-  if (job.download_url === undefined) return job;
-  return { ...job, download_url: redact(job.download_url) };
 }

@@ -1,9 +1,8 @@
-import type { Pool, PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
-import { log } from "../log.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
-import { safeJob } from "./ledger.js";
-import { migrate } from "./postgres-schema.js";
+import { newEntry, safeJob } from "./entry.js";
+import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";
 import {
   type CreateReservation,
@@ -23,18 +22,17 @@ import {
  */
 export class PostgresLedger implements LedgerStore {
   readonly location: string;
-  private poolPromise: Promise<Pool> | undefined;
-  private ready: Promise<Pool> | undefined;
-  private closed = false;
+  private readonly db: PostgresConnection;
 
   /** Connects on first use (pg is loaded only then); `scope` as for the file ledger. */
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly budget: ExportBudget,
     private readonly now: () => number,
     private readonly scope: string,
   ) {
     this.location = describeDatabase(url);
+    this.db = new PostgresConnection(url, this.location);
   }
 
   async list(limit = 20): Promise<LedgerEntry[]> {
@@ -171,17 +169,7 @@ export class PostgresLedger implements LedgerStore {
     job: ExportJob,
     createdBy?: string,
   ): Promise<LedgerEntry> {
-    const at = new Date(this.now()).toISOString();
-    const entry: LedgerEntry = {
-      job_id: job._id,
-      request,
-      request_key: requestKey,
-      requested_at: at,
-      ...(createdBy === undefined ? {} : { created_by: createdBy }),
-      status: job.status,
-      history: [{ status: job.status, at }],
-      job: safeJob(job),
-    };
+    const entry = newEntry(request, requestKey, job, createdBy, new Date(this.now()).toISOString());
     // A job ID seen again (a sandbox restarted with the same IDs) starts over as the newest.
     await this.query(
       `INSERT INTO crm_export_jobs (scope, job_id, request_key, status, created_by, entry)
@@ -269,12 +257,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const pool = this.poolPromise;
-    this.poolPromise = undefined;
-    this.ready = undefined;
-    if (pool !== undefined) await (await pool).end();
+    await this.db.close();
   }
 
   /** Read, change, write one entry in a transaction holding its row lock. */
@@ -302,71 +285,11 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
-  private async query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
-    const pool = await this.migrated();
-    return (await pool.query<R>(text, values)).rows;
+  private query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
+    return this.db.query<R>(text, values);
   }
 
-  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const pool = await this.migrated();
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
   }
-
-  /** The pool, once the schema is created or migrated (once per process, before any statement). */
-  private migrated(): Promise<Pool> {
-    if (this.closed) return Promise.reject(new Error("The ledger database connection is closed."));
-    this.poolPromise ??= createPool(this.url);
-    this.ready ??= this.poolPromise.then(async (pool) => {
-      await migrate(pool);
-      return pool;
-    });
-    const ready = this.ready;
-    // A database that was down is tried again on the next call rather than failing forever.
-    ready.catch((error: unknown) => {
-      if (this.ready === ready) this.ready = undefined;
-      log.warn("ledger database not ready", {
-        database: this.location,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    });
-    return ready;
-  }
-}
-
-/** Connections each server process keeps at most; PostgreSQL allows 100 by default. */
-const POOL_SIZE = 10;
-
-async function createPool(url: string): Promise<Pool> {
-  const { default: pg } = await import("pg");
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: POOL_SIZE,
-    application_name: "crm-insights-mcp",
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
-    // A statement stuck behind a lock fails the call instead of hanging it.
-    statement_timeout: 15_000,
-  });
-  // An idle connection dropped by the server must not end the process (pg emits it on the pool).
-  pool.on("error", (error) => {
-    log.warn("ledger database connection lost", { error: error.message });
-  });
-  return pool;
-}
-
-function numberOrUndefined(value: string | null | undefined): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) ? n : undefined;
 }
