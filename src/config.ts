@@ -61,6 +61,11 @@ export interface Config {
   /** CRM_RESULT_MAX_TOKENS: the budget of a tool result's structuredContent (estimated tokens). */
   resultMaxTokens: number;
   /**
+   * CRM_METRICS_CALL_SECONDS: how long one campaign_metrics call may spend on its requests
+   * together (a window over 180 days takes several), retries and waits included.
+   */
+  metricsCallSeconds: number;
+  /**
    * How long downloaded export files are kept (CRM_RETENTION_DAYS) and how much room they may
    * take together (CRM_RETENTION_MB); 0 turns a limit off.
    */
@@ -78,6 +83,11 @@ export interface ConfigContext {
 }
 
 const DEFAULT_POLL_SECONDS = MIN_POLL_INTERVAL_SECONDS;
+/**
+ * campaign_metrics' bound for all of a call's requests: MCP clients commonly wait 60-120 s for a
+ * tool, and seven 180-day requests (the longest window) normally take a few seconds.
+ */
+export const DEFAULT_METRICS_CALL_SECONDS = 90;
 const DEFAULT_MAX_DOWNLOAD_MB = 2048;
 const DEFAULT_RETENTION_DAYS = 30;
 const DEFAULT_RETENTION_MB = 4096;
@@ -186,6 +196,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const resultMaxTokens =
     read("CRM_RESULT_MAX_TOKENS", resultTokensSchema, String(DEFAULT_RESULT_TOKENS)) ??
     DEFAULT_RESULT_TOKENS;
+  const metricsCallSeconds =
+    read("CRM_METRICS_CALL_SECONDS", positiveNumber, String(DEFAULT_METRICS_CALL_SECONDS)) ??
+    DEFAULT_METRICS_CALL_SECONDS;
   const retentionDays =
     read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
   const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
@@ -215,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     sandbox: { seed, now, jobSeconds },
     logLevel,
     resultMaxTokens,
+    metricsCallSeconds,
     retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
     databaseUrl,
   };

@@ -41,6 +41,7 @@ describe("defaults", () => {
       sandbox: { seed: 42, now: undefined, jobSeconds: 3 },
       logLevel: "info",
       resultMaxTokens: 8000,
+      metricsCallSeconds: 90,
       retention: { maxAgeDays: 30, maxBytes: 4096 * 1024 * 1024 },
     });
   });
@@ -233,6 +234,7 @@ describe("examples in error messages", () => {
     CRM_RETENTION_DAYS: "a month",
     CRM_RETENTION_MB: "-5",
     CRM_RESULT_MAX_TOKENS: "lots",
+    CRM_METRICS_CALL_SECONDS: "a minute",
   };
   for (const [name, value] of Object.entries(bad)) {
     it(`${name}: the suggested value is accepted`, () => {

@@ -1,9 +1,13 @@
 import type { MetricsWindow } from "../api/dates.js";
 import { formatMetricsParam } from "../api/dates.js";
+import { ApiError } from "../api/errors.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
 import type { CrmApi } from "../api/types.js";
+import { callHint } from "../format.js";
 import type { CampaignMetricsArgs } from "./campaign-metrics-schemas.js";
 import type { ToolCall } from "./tool.js";
+import { CallDeadlineError } from "./tool-errors.js";
 
 /**
  * The campaigns with rounds in the window, one request per span of at most the service's 180
@@ -15,7 +19,7 @@ export async function fetchCampaigns(
   spans: readonly MetricsWindow[],
   scheduleType: CampaignMetricsArgs["campaign_schedule_type"],
   call: ToolCall,
-  deadline: number,
+  bound: { deadline: number; seconds: number },
 ): Promise<MetricsCampaign[]> {
   const campaigns = new Map<string, MetricsCampaign>();
   const taskIds = new Map<string, Set<string>>();
@@ -27,14 +31,21 @@ export async function fetchCampaigns(
         spans.length,
       );
     }
-    const response = await api.campaignMetrics(
-      {
-        task_from: formatMetricsParam(span.from),
-        task_to: formatMetricsParam(span.to),
-        ...(scheduleType === undefined ? {} : { campaign_schedule_type: scheduleType }),
-      },
-      { signal: call.signal, deadline },
-    );
+    const response = await api
+      .campaignMetrics(
+        {
+          task_from: formatMetricsParam(span.from),
+          task_to: formatMetricsParam(span.to),
+          ...(scheduleType === undefined ? {} : { campaign_schedule_type: scheduleType }),
+        },
+        { signal: call.signal, deadline: bound.deadline },
+      )
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && error.kind === "timeout" && Date.now() >= bound.deadline) {
+          throw deadlineError(spans, index, bound.seconds);
+        }
+        throw error;
+      });
     // Spec 4.4 only says which campaigns are included, not that their tasks are limited to
     // the window: keep the rounds scheduled in this span, so sums cover the window asked for.
     const spanFrom = span.from.toMillis();
@@ -54,4 +65,31 @@ export async function fetchCampaigns(
     }
   }
   return [...campaigns.values()];
+}
+
+/**
+ * The call's bound ran out at request `index`: how far it got, and the two ways on, retrying
+ * (the service was slow) or a shorter window (fewer and smaller requests).
+ */
+function deadlineError(
+  spans: readonly MetricsWindow[],
+  index: number,
+  seconds: number,
+): CallDeadlineError {
+  const first = spans[0] as MetricsWindow;
+  const last = spans[spans.length - 1] as MetricsWindow;
+  const days = last.to.diff(first.from, "days").days;
+  // Half the window, at most one request's worth, ending where the window ends.
+  const shorterDays = Math.min(MAX_METRICS_WINDOW_DAYS, Math.max(1, Math.floor(days / 2)));
+  const shorter = callHint("campaign_metrics", {
+    task_from: formatMetricsParam(last.to.minus({ days: shorterDays })),
+    task_to: formatMetricsParam(last.to),
+  });
+  const progress =
+    spans.length > 1
+      ? `the service had answered ${index} of the ${spans.length} requests this window takes (one per ${MAX_METRICS_WINDOW_DAYS} days)`
+      : "the service had not answered its request";
+  return new CallDeadlineError(
+    `campaign_metrics stopped after ${seconds} s, its bound for all of a call's requests (CRM_METRICS_CALL_SECONDS): ${progress}. Nothing is wrong with the input; the service answered slowly. Retry shortly, or ask for a shorter window, e.g. ${shorter}.`,
+  );
 }

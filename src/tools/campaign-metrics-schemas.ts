@@ -15,8 +15,6 @@ export const MAX_TOP_N = 500;
  * some 20,000 requests.
  */
 export const MAX_CALL_WINDOW_DAYS = 3 * 365;
-/** One deadline for all of a call's requests together (each request also has its own timeout). */
-export const METRICS_CALL_SECONDS = 90;
 export const MAX_TASKS_LISTED = 200;
 /** Task rows printed in the text; the rest of the returned ones are in structuredContent. */
 export const TASKS_IN_TEXT = 30;

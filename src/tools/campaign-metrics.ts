@@ -11,6 +11,7 @@ import {
 import { exportRangesUnderLimit } from "../api/export-ranges.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
 import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
+import { DEFAULT_METRICS_CALL_SECONDS } from "../config.js";
 import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../format.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
 import { fetchCampaigns } from "./campaign-metrics-fetch.js";
@@ -20,7 +21,6 @@ import {
   MAX_CALL_WINDOW_DAYS,
   MAX_TASKS_LISTED,
   MAX_TOP_N,
-  METRICS_CALL_SECONDS,
   outputSchema,
   type TaskOut,
 } from "./campaign-metrics-schemas.js";
@@ -46,7 +46,7 @@ export default defineTool({
   name: "campaign_metrics",
   title: "Campaign metrics",
   description: `Campaigns with a round in a time window, ranked, with sent, received, opens, clicks, purchases, revenue and cost (per currency) summed over their rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
-Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) within ${METRICS_CALL_SECONDS} s.
+Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) within ${DEFAULT_METRICS_CALL_SECONDS} s (configurable).
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,
@@ -57,9 +57,11 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     const window = resolveWindow(args.task_from, args.task_to, runtime.now());
     checkWindowLength(window, runtime.now());
     const spans = splitMetricsWindow(window);
-    const deadline = Date.now() + METRICS_CALL_SECONDS * 1000;
+    // One bound for all of the call's requests, from now: each request also has its own timeout.
+    const seconds = runtime.config.metricsCallSeconds;
+    const bound = { deadline: Date.now() + seconds * 1000, seconds };
     const api = await runtime.api();
-    const campaigns = await fetchCampaigns(api, spans, args.campaign_schedule_type, call, deadline);
+    const campaigns = await fetchCampaigns(api, spans, args.campaign_schedule_type, call, bound);
 
     const filtered = campaigns.filter((c) => matches(c, args));
     const now = runtime.now();

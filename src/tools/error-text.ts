@@ -15,6 +15,7 @@ import { ConfigError } from "../config.js";
 import { callHint } from "../format.js";
 import { redact } from "../redact.js";
 import {
+  CallDeadlineError,
   DownloadPendingError,
   ExportBudgetError,
   ExportCallError,
@@ -40,6 +41,7 @@ function describe(error: unknown): string {
     return `invalid input (${error.field}). ${error.message} Nothing was sent to the service; correct the input and call again.`;
   }
   if (
+    error instanceof CallDeadlineError ||
     error instanceof ExportBudgetError ||
     error instanceof ExportJobFailedError ||
     error instanceof DownloadPendingError ||

@@ -15,6 +15,14 @@ export class ToolInputError extends Error {
   }
 }
 
+/**
+ * A call's own time bound ran out before the service had answered all its requests: the message
+ * says how far it got and what to do (retry, or ask for less).
+ */
+export class CallDeadlineError extends Error {
+  override name = "CallDeadlineError";
+}
+
 /** The local mirror of the 10-per-10-minutes creation limit refused a new export job. */
 export class ExportBudgetError extends Error {
   override name = "ExportBudgetError";
