@@ -18,14 +18,9 @@ import {
   describeBudget,
   describeRange,
 } from "./export-common.js";
-import {
-  currentJob,
-  describeJob,
-  entryDates,
-  followJob,
-  jobResult,
-  pendingDownload,
-} from "./export-flow.js";
+import { currentJob, entryDates } from "./export-current-job.js";
+import { followJob, pendingDownload } from "./export-flow.js";
+import { describeJob, jobResult } from "./export-result.js";
 import {
   checkInteger,
   DEFAULT_WAIT_SECONDS,

@@ -92,7 +92,7 @@ export const exportJobField = exportJobOutput.describe(
   "The export job as the API returns it (signed URL query removed).",
 );
 
-/** The output fields of a job result (export-flow's JobResult) shared by start_export and check_export. */
+/** The output fields of a job result (export-result's JobResult) shared by start_export and check_export. */
 export const exportResultFields = {
   status: z
     .string()

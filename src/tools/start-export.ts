@@ -15,7 +15,9 @@ import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
 import { blankToUndefined } from "../text-input.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
-import { describeJob, followJob, jobResult, pendingDownload, pollOnce } from "./export-flow.js";
+import { followJob, pendingDownload } from "./export-flow.js";
+import { pollOnce } from "./export-polling.js";
+import { describeJob, jobResult } from "./export-result.js";
 import {
   DEFAULT_WAIT_SECONDS,
   dateParam,

@@ -1,0 +1,110 @@
+import { ApiError } from "../api/errors.js";
+import { type ExportJob, isTerminal } from "../api/schemas.js";
+import { log } from "../log.js";
+import { MAX_WAIT_SECONDS } from "./params.js";
+import type { ToolCall, ToolRuntime } from "./tool.js";
+import { ToolCancelledError } from "./tool-errors.js";
+
+/**
+ * Polling an export job: within a call's wait, never faster than the configured interval (also
+ * across calls), with progress and cancellation.
+ */
+
+export interface WaitOutcome {
+  job: ExportJob;
+  /** True when wait_seconds ran out before the job finished. */
+  timedOut: boolean;
+  polls: number;
+  /** The last temporary poll failure, when the wait ran out after one. */
+  problem?: ApiError | undefined;
+}
+
+/** One progress step of a call (the call keeps its values increasing across wait and download). */
+export function reportProgress(call: ToolCall, message: string): Promise<void> {
+  return call.progress(undefined, message);
+}
+
+/** A failure that polling again later may cure (the client has already retried it). */
+export function isTemporary(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.transient && error.kind !== "aborted";
+}
+
+/**
+ * Polls until the job is completed or failed or `waitSeconds` would be exceeded. Polls keep the
+ * configured interval, also across calls (a check_export right after start_export waits for the
+ * remainder rather than polling early).
+ */
+export async function waitForJob(
+  runtime: ToolRuntime,
+  job: ExportJob,
+  waitSeconds: number,
+  call: ToolCall,
+): Promise<WaitOutcome> {
+  const api = await runtime.api();
+  const intervalMs = runtime.config.pollIntervalSeconds * 1000;
+  const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
+  let current = job;
+  let polls = 0;
+  let problem: ApiError | undefined;
+  while (!isTerminal(current.status)) {
+    const last = runtime.lastPolledAt.get(current._id) ?? 0;
+    const nextPollAt = Math.max(Date.now(), last + intervalMs);
+    if (nextPollAt > deadline) return { job: current, timedOut: true, polls, problem };
+    await sleep(nextPollAt - Date.now(), call.signal);
+    runtime.lastPolledAt.set(current._id, Date.now());
+    polls += 1;
+    try {
+      current = await api.getExportJob(current._id, { signal: call.signal, deadline });
+      problem = undefined;
+    } catch (error) {
+      // The job exists and its creation is spent: a passing failure must not lose it.
+      if (!isTemporary(error) || call.signal.aborted) throw error;
+      // Our own deadline cutting a retry short says less than the failure before it.
+      problem = error.kind === "timeout" && problem !== undefined ? problem : error;
+      log.info("export poll failed; will poll again", { job_id: current._id, kind: error.kind });
+      continue;
+    }
+    await runtime.ledger.updateJob(current);
+    const elapsed = Math.round((Date.now() - (deadline - waitSeconds * 1000)) / 1000);
+    await reportProgress(call, `Export job ${current._id}: ${current.status} after ${elapsed}s`);
+  }
+  return { job: current, timedOut: false, polls };
+}
+
+/** Polls once now unless the interval since the last poll has not passed; then uses `fallback`. */
+export async function pollOnce(
+  runtime: ToolRuntime,
+  jobId: string,
+  call: ToolCall,
+): Promise<ExportJob | undefined> {
+  const last = runtime.lastPolledAt.get(jobId);
+  if (last !== undefined && Date.now() - last < runtime.config.pollIntervalSeconds * 1000) {
+    return undefined;
+  }
+  const api = await runtime.api();
+  runtime.lastPolledAt.set(jobId, Date.now());
+  const job = await api.getExportJob(jobId, { signal: call.signal });
+  await runtime.ledger.updateJob(job);
+  return job;
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new ToolCancelledError("Cancelled while waiting for the export job."));
+      return;
+    }
+    const timer = setTimeout(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ToolCancelledError("Cancelled while waiting for the export job."));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
