@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The package's bin. No arguments: the MCP server on stdio. `sandbox` and `summarize` are
- * subcommands; each is loaded on demand so the server's cold start does not pay for them.
+ * The package's bin. No arguments: the MCP server on stdio. `sandbox`, `summarize`, `query` and
+ * the rest are subcommands; each is loaded on demand so the server's cold start does not pay for them.
  */
 import { redact } from "./redact.js";
 
@@ -20,6 +20,10 @@ async function main(): Promise<number> {
     case "summarize": {
       const { runSummarizeCommand } = await import("./analysis/cli.js");
       return runSummarizeCommand(args);
+    }
+    case "query": {
+      const { runQueryCommand } = await import("./query/cli.js");
+      return runQueryCommand(args);
     }
     case "serve": {
       const { runServeCommand } = await import("./http/cli.js");
@@ -63,6 +67,9 @@ const USAGE = `Usage:
                                         local sandbox service with synthetic data
   crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T]
                                         summarize a campaign CSV or scenario XLSX export
+  crm-insights-mcp query --sql SQL [--json] [--max-rows N] FILE...
+                                        one read-only SQL statement (DuckDB) over export files:
+                                        table events (campaign CSVs), scenario_nodes/scenario_days
   crm-insights-mcp serve --http [--port N] [--host H]
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS, CRM_DATABASE_URL; see docs/team-mode.md)

@@ -139,6 +139,16 @@ export const integer = z.coerce
   .int({ message: "not an integer" })
   .optional();
 
+/** A whole number within [min, max], for the query engine's memory, threads and timeout. */
+export function boundedInteger(min: number, max: number) {
+  return z.coerce
+    .number({ message: "not a number" })
+    .int({ message: "not an integer" })
+    .min(min, { message: `must be at least ${min}` })
+    .max(max, { message: `must be at most ${max}` })
+    .optional();
+}
+
 export const resultTokensSchema = z.coerce
   .number({ message: "not a number" })
   .int({ message: "not an integer" })

@@ -7,6 +7,7 @@ import {
   MIN_POLL_INTERVAL_SECONDS,
 } from "./api/limits.js";
 import {
+  boundedInteger,
   budgetSchema,
   databaseUrlSchema,
   hostList,
@@ -70,6 +71,28 @@ export interface Config {
    * take together (CRM_RETENTION_MB); 0 turns a limit off.
    */
   retention: { maxAgeDays: number; maxBytes: number };
+  /** The SQL engine of query_export (CRM_QUERY_MEMORY_MB, CRM_QUERY_THREADS, CRM_QUERY_TIMEOUT_SECONDS). */
+  query: QueryLimits;
+}
+
+/** What one query_export statement may use: DuckDB's memory limit and threads, and its time. */
+export interface QueryLimits {
+  memoryMb: number;
+  threads: number;
+  timeoutSeconds: number;
+}
+
+const DEFAULT_QUERY_LIMITS: QueryLimits = { memoryMb: 1024, threads: 2, timeoutSeconds: 60 };
+
+/** Below 128 MB DuckDB spills even small aggregates; past 10 minutes a chat has moved on. */
+function readQueryLimits(read: EnvRead): QueryLimits {
+  const d = DEFAULT_QUERY_LIMITS;
+  return {
+    memoryMb: read("CRM_QUERY_MEMORY_MB", boundedInteger(128, 1_048_576), "1024") ?? d.memoryMb,
+    threads: read("CRM_QUERY_THREADS", boundedInteger(1, 256), "2") ?? d.threads,
+    timeoutSeconds:
+      read("CRM_QUERY_TIMEOUT_SECONDS", boundedInteger(1, 600), "60") ?? d.timeoutSeconds,
+  };
 }
 
 export class ConfigError extends Error {
@@ -125,6 +148,19 @@ function readAnalysisSettings(read: EnvRead): AnalysisSettings {
 export function loadAnalysisSettings(env: NodeJS.ProcessEnv): AnalysisSettings {
   const problems: string[] = [];
   const settings = readAnalysisSettings(envReader(env, problems));
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
+  }
+  return settings;
+}
+
+/** What the `query` command needs: the analysis settings and the query engine's limits. */
+export function loadQuerySettings(
+  env: NodeJS.ProcessEnv,
+): AnalysisSettings & { query: QueryLimits } {
+  const problems: string[] = [];
+  const read = envReader(env, problems);
+  const settings = { ...readAnalysisSettings(read), query: readQueryLimits(read) };
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
   }
@@ -202,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const retentionDays =
     read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
   const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
+  const query = readQueryLimits(read);
   const databaseUrl = read(
     "CRM_DATABASE_URL",
     databaseUrlSchema,
@@ -231,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     metricsCallSeconds,
     retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
     databaseUrl,
+    query,
   };
 }
 

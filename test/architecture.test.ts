@@ -59,3 +59,30 @@ describe("module structure", () => {
     expect(importCycles(graph)).toEqual(["a.ts -> b.ts -> c.ts -> a.ts"]);
   });
 });
+
+/** Packages a module imports statically for their values (`import type` is erased). */
+function packageImports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const statement =
+    /^(?:import|export)\s+(type\s+)?(?:[^"';]*?\sfrom\s+)?["']([^."'][^"']*)["']/gms;
+  return [...text.matchAll(statement)].filter((m) => m[1] === undefined).map((m) => m[2] as string);
+}
+
+describe("cold start", () => {
+  it("the server's static module graph never loads DuckDB (loaded on the first query only)", () => {
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file) || !FILES.includes(file)) return;
+      seen.add(file);
+      for (const name of packageImports(file)) packages.add(name);
+      for (const next of valueImports(file)) visit(next);
+    };
+    visit(join(SRC, "main.ts"));
+    visit(join(SRC, "server.ts"));
+    // The walk reaches the tools (so a tool importing DuckDB statically would be seen).
+    expect(seen.has(join(SRC, "tools/summarize-export.ts"))).toBe(true);
+    expect(packages.has("@modelcontextprotocol/server")).toBe(true);
+    expect([...packages].filter((p) => p.startsWith("@duckdb/"))).toEqual([]);
+  });
+});

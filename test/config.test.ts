@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { apiClientOptionsFromConfig } from "../src/api/client.js";
-import { ConfigError, defaultDataDir, loadConfig } from "../src/config.js";
+import { ConfigError, defaultDataDir, loadConfig, loadQuerySettings } from "../src/config.js";
 
 const HOME = "/home/tester";
 const load = (env: Record<string, string>) => loadConfig(env, { homeDir: HOME, platform: "linux" });
@@ -43,6 +43,7 @@ describe("defaults", () => {
       resultMaxTokens: 8000,
       metricsCallSeconds: 90,
       retention: { maxAgeDays: 30, maxBytes: 4096 * 1024 * 1024 },
+      query: { memoryMb: 1024, threads: 2, timeoutSeconds: 60 },
     });
   });
 
@@ -235,6 +236,9 @@ describe("examples in error messages", () => {
     CRM_RETENTION_MB: "-5",
     CRM_RESULT_MAX_TOKENS: "lots",
     CRM_METRICS_CALL_SECONDS: "a minute",
+    CRM_QUERY_MEMORY_MB: "64",
+    CRM_QUERY_THREADS: "1.5",
+    CRM_QUERY_TIMEOUT_SECONDS: "3600",
   };
   for (const [name, value] of Object.entries(bad)) {
     it(`${name}: the suggested value is accepted`, () => {
@@ -262,6 +266,25 @@ describe("examples in error messages", () => {
   it("reads the retention limits; 0 turns one off", () => {
     const config = load({ ...remote, CRM_RETENTION_DAYS: "7", CRM_RETENTION_MB: "0" });
     expect(config.retention).toEqual({ maxAgeDays: 7, maxBytes: 0 });
+  });
+});
+
+describe("query engine limits", () => {
+  it("reads memory, threads and timeout, and names a value out of range", () => {
+    const config = load({
+      ...remote,
+      CRM_QUERY_MEMORY_MB: "2048",
+      CRM_QUERY_THREADS: "4",
+      CRM_QUERY_TIMEOUT_SECONDS: "5",
+    });
+    expect(config.query).toEqual({ memoryMb: 2048, threads: 4, timeoutSeconds: 5 });
+    expect(configError({ ...remote, CRM_QUERY_THREADS: "0" })).toContain(
+      "CRM_QUERY_THREADS: must be at least 1",
+    );
+    expect(() => loadQuerySettings({ CRM_QUERY_TIMEOUT_SECONDS: "0" })).toThrow(
+      /CRM_QUERY_TIMEOUT_SECONDS: must be at least 1/,
+    );
+    expect(loadQuerySettings({ CRM_QUERY_MEMORY_MB: "256" }).query.memoryMb).toBe(256);
   });
 });
 

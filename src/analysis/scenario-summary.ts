@@ -1,28 +1,18 @@
 import { channelCodeOf } from "../api/channels.js";
 import { formatCount, percent } from "../format.js";
-import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
 import { branchReadout } from "./scenario-branches.js";
 import { ADDITIVE, CONV, OPEN, RATIO_COLUMNS, SEND, withRatios } from "./scenario-columns.js";
-import {
-  cellNumber,
-  cellText,
-  type DailySheet,
-  findHeaderRow,
-  type Grid,
-  matchDailySheets,
-  readDailySheet,
-  readGrids,
-  rowTexts,
-} from "./scenario-sheets.js";
+import type { DailySheet } from "./scenario-sheets.js";
+import { readScenarioWorkbook } from "./scenario-workbook.js";
 import type { ScenarioNode, ScenarioSummary } from "./schemas.js";
 import { round6 } from "./stats.js";
-import { readCheckedZip } from "./zip-guard.js";
 
 /**
  * Scenario XLSX summary (spec 2.5). The zip is checked by zip-guard first; the workbook's cell
  * values are then read whole from the checked parts (xlsx-cells.ts), which the guard's caps keep
- * small (a scenario export is a few sheets of at most one row per day). Sheets are read in scenario-sheets.ts, branches compared in
+ * small (a scenario export is a few sheets of at most one row per day). The workbook is read in
+ * scenario-workbook.ts and scenario-sheets.ts, branches compared in
  * scenario-branches.ts.
  */
 
@@ -95,81 +85,12 @@ export async function summarizeScenarioXlsx(
   bytes: number,
   signal?: AbortSignal,
 ): Promise<ScenarioSummary> {
-  const parts = await readCheckedZip(path, bytes, undefined, signal);
-  const grids = readGrids(parts);
-  parts.clear();
-  const isSummaryHeader = (t: string[]) =>
-    t[0] === "#" && t.includes("채널") && t.includes("메시지 노드 ID");
-  let summary: Grid | undefined;
-  let headerIndex = -1;
-  for (const grid of grids) {
-    headerIndex = findHeaderRow(grid, isSummaryHeader);
-    if (headerIndex >= 0) {
-      summary = grid;
-      break;
-    }
-  }
-  if (summary === undefined) {
-    throw new AnalysisError(
-      "Not a scenario export: no sheet has the summary header (#, 채널, A/B 테스트 분기, 메시지 노드 ID, then the metric columns). Check that the file is a scenario_daily_metrics export.",
-      "not_scenario_export",
-    );
-  }
-  // Header texts become result keys and table headers: made safe once, here.
-  const header = rowTexts((summary.rows[headerIndex] as Grid["rows"][number]).cells).map((h) =>
-    safeText(h, 80),
-  );
-  const col = (name: string, fallback: number) => {
-    const i = header.indexOf(name);
-    return i >= 0 ? i : fallback;
-  };
-  const cNumber = 0;
-  const cChannel = col("채널", 1);
-  const cBranch = col("A/B 테스트 분기", 2);
-  const cNode = col("메시지 노드 ID", 3);
-  const metricColumns = header.slice(4).filter((h) => h !== "");
-  const warnings: string[] = [];
-
-  const daily: DailySheet[] = [];
-  for (const grid of grids) {
-    if (grid === summary) continue;
-    const d = readDailySheet(grid, warnings);
-    if (d) daily.push(d);
-    else
-      warnings.push(`Sheet "${safeText(grid.name, 60)}" has no 날짜 header row and was skipped.`);
-  }
-
-  interface SummaryRow {
-    number: number;
-    nodeId: string;
-    channel: string;
-    branch: string;
-    totals: Record<string, number>;
-  }
-  const summaryRows: SummaryRow[] = [];
-  for (let i = headerIndex + 1; i < summary.rows.length; i++) {
-    const { r, cells } = summary.rows[i] as Grid["rows"][number];
-    const numberText = cellText(cells[cNumber] ?? null);
-    if (numberText === "") continue;
-    const number = Number(numberText.replace(/^#/, ""));
-    if (!Number.isInteger(number)) {
-      warnings.push(`Summary row ${r} has a non-numeric # and was skipped.`);
-      continue;
-    }
-    const totals: Record<string, number> = {};
-    for (let c = 4; c < header.length; c++) {
-      const key = header[c];
-      if (key) totals[key] = cellNumber(cells[c] ?? null);
-    }
-    summaryRows.push({
-      number,
-      nodeId: safeText(cellText(cells[cNode] ?? null), 120),
-      channel: safeText(cellText(cells[cChannel] ?? null), 40),
-      branch: safeText(cellText(cells[cBranch] ?? null), 120),
-      totals,
-    });
-  }
-  const sheetOf = matchDailySheets(summaryRows, daily);
+  const {
+    metricColumns,
+    rows: summaryRows,
+    sheetOf,
+    warnings,
+  } = await readScenarioWorkbook(path, bytes, signal);
 
   const nodes: ScenarioNode[] = [];
   for (const [k, { number, nodeId, channel, branch, totals }] of summaryRows.entries()) {

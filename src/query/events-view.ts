@@ -1,0 +1,85 @@
+import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
+
+/**
+ * The `events` view over the chosen campaign CSVs (contract, query_export): the file's 13 columns
+ * under their own names, times as TIMESTAMP in the file's local time, JSON columns typed JSON
+ * (so `event_properties->>'amount'` works), an empty field NULL, and the job the file came from.
+ */
+
+type CampaignColumn = (typeof CAMPAIGN_CSV_COLUMNS)[number];
+
+const TIMESTAMP_COLUMNS = new Set<CampaignColumn>(["scheduled_at", "captured_at"]);
+const JSON_COLUMNS = new Set<CampaignColumn>([
+  "event_properties",
+  "custom_event_properties",
+  "internal_event_properties",
+]);
+
+export function columnType(column: CampaignColumn): string {
+  if (TIMESTAMP_COLUMNS.has(column)) return "TIMESTAMP";
+  if (JSON_COLUMNS.has(column)) return "JSON";
+  return "VARCHAR";
+}
+
+/** One file the view reads: the CSV itself, or its Parquet copy (same columns, same types). */
+export interface EventsFile {
+  /** The path DuckDB reads. */
+  path: string;
+  format: "csv" | "parquet";
+  jobId: string | null;
+}
+
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+export function sqlIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+const COLUMN_LIST = CAMPAIGN_CSV_COLUMNS.map(sqlIdentifier).join(", ");
+
+/**
+ * Fixed names and types, no sniffing: a sniffer guessing from a sample could type a column of
+ * IDs as numbers. Quotes double as escapes, so multi-line quoted messages stay one field.
+ */
+export function csvReadSql(paths: string[]): string {
+  const columns = CAMPAIGN_CSV_COLUMNS.map(
+    (c) => `${sqlString(c)}: ${sqlString(columnType(c))}`,
+  ).join(", ");
+  return `read_csv([${paths.map(sqlString).join(", ")}], header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}}, timestampformat = '%Y-%m-%d %H:%M:%S', filename = true)`;
+}
+
+function parquetReadSql(paths: string[]): string {
+  return `read_parquet([${paths.map(sqlString).join(", ")}], filename = true)`;
+}
+
+/** The job ID of each file, looked up by the file name DuckDB reports for each row. */
+function jobIdSql(files: EventsFile[]): string {
+  const known = files.filter((f) => f.jobId !== null);
+  if (known.length === 0) return "CAST(NULL AS VARCHAR) AS job_id";
+  const whens = known
+    .map((f) => `WHEN ${sqlString(f.path)} THEN ${sqlString(f.jobId as string)}`)
+    .join(" ");
+  return `CAST(CASE filename ${whens} END AS VARCHAR) AS job_id`;
+}
+
+function emptyEventsSql(): string {
+  const columns = CAMPAIGN_CSV_COLUMNS.map(
+    (c) => `CAST(NULL AS ${columnType(c)}) AS ${sqlIdentifier(c)}`,
+  );
+  return `SELECT ${columns.join(", ")}, CAST(NULL AS VARCHAR) AS job_id WHERE false`;
+}
+
+export function eventsViewSql(files: EventsFile[]): string {
+  if (files.length === 0) return `CREATE VIEW events AS ${emptyEventsSql()}`;
+  const parts: string[] = [];
+  const csv = files.filter((f) => f.format === "csv").map((f) => f.path);
+  const parquet = files.filter((f) => f.format === "parquet").map((f) => f.path);
+  const jobId = jobIdSql(files);
+  if (csv.length > 0) parts.push(`SELECT ${COLUMN_LIST}, ${jobId} FROM ${csvReadSql(csv)}`);
+  if (parquet.length > 0) {
+    parts.push(`SELECT ${COLUMN_LIST}, ${jobId} FROM ${parquetReadSql(parquet)}`);
+  }
+  return `CREATE VIEW events AS ${parts.join(" UNION ALL ")}`;
+}

@@ -1,0 +1,64 @@
+import { tmpdir } from "node:os";
+import type { QueryLimits } from "../config.js";
+import { QueryError } from "./errors.js";
+import type { EventsFile } from "./events-view.js";
+import { type QueryResult, runQuery } from "./run.js";
+import { MAX_QUERY_FILES, type QuerySource, resolveSource, uniqueSources } from "./sources.js";
+
+export { QueryError } from "./errors.js";
+export type { QueryColumn, QueryResult } from "./run.js";
+export type { QuerySource } from "./sources.js";
+
+/** Longest cell of the structured rows returned whole; the text table cuts far shorter. */
+export const MAX_CELL_CHARS = 2000;
+
+export interface QueryFilesOptions {
+  sql: string;
+  files: { path: string; jobId: string | null }[];
+  limits: QueryLimits;
+  maxRows: number;
+  /** Most characters of the returned rows as JSON; default no cap beyond max rows. */
+  maxChars?: number;
+  /** Where the per-query spill folder is made; default the system's temporary folder. */
+  spillParent?: string;
+  /** Checks each resolved file before anything is read (the tool keeps to its data folder). */
+  checkSource?: (source: QuerySource) => Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** Resolves the files, then runs the statement over them (see run.ts). */
+export async function queryFiles(options: QueryFilesOptions): Promise<QueryResult> {
+  const sources = await resolveSources(options);
+  return runQuery({
+    sql: options.sql,
+    events: sources
+      .filter((s) => s.kind === "campaign_csv")
+      .map((s): EventsFile => ({ path: s.path, format: "csv", jobId: s.jobId })),
+    scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
+    limits: options.limits,
+    spillParent: options.spillParent ?? tmpdir(),
+    maxRows: options.maxRows,
+    maxChars: options.maxChars ?? Number.POSITIVE_INFINITY,
+    maxCellChars: MAX_CELL_CHARS,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+export async function resolveSources(options: QueryFilesOptions): Promise<QuerySource[]> {
+  if (options.files.length === 0) {
+    throw new QueryError("no export chosen: give job_ids or files.", "bad_input");
+  }
+  if (options.files.length > MAX_QUERY_FILES) {
+    throw new QueryError(
+      `${options.files.length} files given; one query reads at most ${MAX_QUERY_FILES}.`,
+      "bad_input",
+    );
+  }
+  const sources: QuerySource[] = [];
+  for (const file of options.files) {
+    const source = await resolveSource(file.path, file.jobId);
+    await options.checkSource?.(source);
+    sources.push(source);
+  }
+  return uniqueSources(sources);
+}

@@ -1,0 +1,161 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { DuckDBPreparedStatement } from "@duckdb/node-api";
+import type { QueryLimits } from "../config.js";
+import { loadDuckDb } from "./engine.js";
+import { QueryError } from "./errors.js";
+import type { EventsFile } from "./events-view.js";
+import { openSession, type QuerySession } from "./session.js";
+import type { QuerySource } from "./sources.js";
+import { sqlError } from "./sql-hints.js";
+import { prepareReadOnly } from "./statement-check.js";
+import { type JsonValue, toJsonValue } from "./values.js";
+
+export interface QueryColumn {
+  name: string;
+  /** DuckDB's type name: VARCHAR, BIGINT, TIMESTAMP, DECIMAL(18,3), JSON, ... */
+  type: string;
+}
+
+/** The contract's result, plus what was cut. */
+export interface QueryResult {
+  columns: QueryColumn[];
+  rows: JsonValue[][];
+  /** Rows of the whole result, also those not returned. */
+  row_count: number;
+  truncated: boolean;
+  /** Why rows were left out: the row cap, or the character cap of the returned rows. */
+  truncated_by?: "max_rows" | "characters";
+  /** Cells longer than the cell cap, returned cut (their text ends with "… (N chars)"). */
+  cells_cut: number;
+}
+
+export interface QueryOptions {
+  sql: string;
+  /** What `events` reads; a CSV may be read through its Parquet copy. */
+  events: EventsFile[];
+  scenarios: QuerySource[];
+  limits: QueryLimits;
+  /** Parent of the per-query spill folder (made and removed here). */
+  spillParent: string;
+  maxRows: number;
+  /** Most characters of the returned rows, as JSON. */
+  maxChars: number;
+  /** Longest cell returned whole. */
+  maxCellChars: number;
+  signal?: AbortSignal;
+}
+
+/** Runs one read-only statement in a fresh locked-down session, within the time limit. */
+export async function runQuery(options: QueryOptions): Promise<QueryResult> {
+  const duck = await loadDuckDb();
+  if (options.signal?.aborted) throw cancelled();
+  const spillFolder = await mkdtemp(join(options.spillParent, "query-spill-"));
+  let session: QuerySession | undefined;
+  try {
+    session = await openSession(duck, {
+      events: options.events,
+      scenarios: options.scenarios,
+      limits: options.limits,
+      spillFolder,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const prepared = await prepareReadOnly(duck, session.connection, options.sql);
+    return await withDeadline(session, options, () => readCapped(prepared, options));
+  } finally {
+    session?.close();
+    await rm(spillFolder, { recursive: true, force: true });
+  }
+}
+
+/** Interrupts the running statement when the time limit passes or the caller cancels. */
+async function withDeadline<T>(
+  session: QuerySession,
+  options: QueryOptions,
+  work: () => Promise<T>,
+): Promise<T> {
+  let reason: "timeout" | "cancelled" | undefined;
+  const stop = (why: "timeout" | "cancelled") => {
+    reason ??= why;
+    session.connection.interrupt();
+  };
+  const timer = setTimeout(() => stop("timeout"), options.limits.timeoutSeconds * 1000);
+  const onAbort = () => stop("cancelled");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await work();
+  } catch (error) {
+    if (reason === "timeout") {
+      throw new QueryError(
+        `the query ran past the ${options.limits.timeoutSeconds}-second limit (CRM_QUERY_TIMEOUT_SECONDS) and was stopped. Narrow it: filter by event_type or time, aggregate before sorting, or avoid joins that multiply rows.`,
+        "timeout",
+      );
+    }
+    if (reason === "cancelled") throw cancelled();
+    if (error instanceof QueryError) throw error;
+    throw sqlError(error);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function cancelled(): QueryError {
+  return new QueryError("the query was cancelled.", "cancelled");
+}
+
+/**
+ * Streams the result: rows are converted until a cap is reached, after which chunks are only
+ * counted, so a million-row result costs one chunk of memory at a time and still reports its
+ * full row_count.
+ */
+async function readCapped(
+  prepared: DuckDBPreparedStatement,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  const result = await prepared.stream();
+  const columns: QueryColumn[] = result.columnNames().map((name, i) => {
+    const type = result.columnType(i);
+    // JSON is an alias of VARCHAR: named as such, so a model knows ->> works on it.
+    return { name, type: type.alias ?? type.toString() };
+  });
+  const rows: JsonValue[][] = [];
+  let rowCount = 0;
+  let chars = 2;
+  let truncatedBy: QueryResult["truncated_by"];
+  let cellsCut = 0;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (chunk === null || chunk.rowCount === 0) break;
+    if (truncatedBy === undefined) {
+      for (const raw of chunk.getRows()) {
+        if (rows.length >= options.maxRows) {
+          truncatedBy = "max_rows";
+          break;
+        }
+        const row = raw.map((value) => {
+          const json = toJsonValue(value);
+          if (typeof json !== "string" || json.length <= options.maxCellChars) return json;
+          cellsCut++;
+          return `${json.slice(0, options.maxCellChars)}… (${json.length} chars)`;
+        });
+        const size = JSON.stringify(row).length + 1;
+        if (chars + size > options.maxChars) {
+          truncatedBy = "characters";
+          break;
+        }
+        chars += size;
+        rows.push(row);
+      }
+    }
+    rowCount += chunk.rowCount;
+  }
+  return {
+    columns,
+    rows,
+    row_count: rowCount,
+    truncated: truncatedBy !== undefined,
+    ...(truncatedBy ? { truncated_by: truncatedBy } : {}),
+    cells_cut: cellsCut,
+  };
+}

@@ -1,0 +1,63 @@
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { QueryLimits } from "../config.js";
+import type { DuckDb } from "./engine.js";
+import { type EventsFile, eventsViewSql, sqlString } from "./events-view.js";
+import { loadScenarioTables } from "./scenario-tables.js";
+import type { QuerySource } from "./sources.js";
+
+/**
+ * One locked-down DuckDB database per query, in memory: the tables over the chosen exports are
+ * made first, then the session is closed to everything else before the user's SQL is seen:
+ * - `allowed_paths` = exactly the files the tables read (another file of the same folder fails);
+ * - `enable_external_access = false`: no other file, URL, ATTACH, extension install or load;
+ * - extensions never installed or loaded automatically;
+ * - memory limit, threads and a spill folder of its own from the configuration;
+ * - `lock_configuration = true` last, so the SQL cannot SET any of this back.
+ */
+export interface QuerySession {
+  readonly connection: DuckDBConnection;
+  close(): void;
+}
+
+export interface SessionPlan {
+  /** What the `events` view reads (the CSVs or their Parquet copies). */
+  events: EventsFile[];
+  /** Scenario workbooks, loaded into scenario_nodes and scenario_days. */
+  scenarios: QuerySource[];
+  limits: QueryLimits;
+  /** An empty folder of this query's own, where DuckDB may spill. */
+  spillFolder: string;
+  signal?: AbortSignal;
+}
+
+export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<QuerySession> {
+  const instance: DuckDBInstance = await duck.DuckDBInstance.create(":memory:", {
+    threads: String(plan.limits.threads),
+    memory_limit: `${plan.limits.memoryMb}MB`,
+    temp_directory: plan.spillFolder,
+    autoinstall_known_extensions: "false",
+    autoload_known_extensions: "false",
+  });
+  let connection: DuckDBConnection | undefined;
+  try {
+    connection = await instance.connect();
+    await connection.run(eventsViewSql(plan.events));
+    await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
+    const allowed = plan.events.map((f) => sqlString(f.path));
+    if (allowed.length > 0) await connection.run(`SET allowed_paths = [${allowed.join(", ")}]`);
+    await connection.run("SET enable_external_access = false");
+    await connection.run("SET lock_configuration = true");
+  } catch (error) {
+    connection?.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+  const open = connection;
+  return {
+    connection: open,
+    close() {
+      open.closeSync();
+      instance.closeSync();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { campaignRows, HEADER, toCsv } from "../analysis/campaign-fixture.js";
+
+/** The built bin's `query` command (dist/ is built first by this file's vitest project). */
+
+const BIN = join(import.meta.dirname, "../../dist/cli.js");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function query(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("CRM_")),
+  );
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, "query", ...args],
+      { env: { ...clean, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+let dir: string;
+let fileA: string;
+let fileB: string;
+const rowsA = campaignRows(5).slice(1);
+const rowsB = campaignRows(6, 30).slice(1);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "query-cli-"));
+  fileA = join(dir, "a.csv");
+  fileB = join(dir, "b.csv");
+  await writeFile(fileA, toCsv([HEADER, ...rowsA]));
+  await writeFile(fileB, toCsv([HEADER, ...rowsB]));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("crm-insights-mcp query", () => {
+  it("--json prints exactly columns, rows, row_count and truncated, over two files", async () => {
+    const run = await query([
+      "--json",
+      "--sql",
+      "SELECT event_type, count(*) AS n FROM events GROUP BY 1 ORDER BY 1",
+      fileA,
+      fileB,
+    ]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(["columns", "rows", "row_count", "truncated"]);
+    const counts = new Map<string, number>();
+    for (const r of [...rowsA, ...rowsB])
+      counts.set(r[3] as string, (counts.get(r[3] as string) ?? 0) + 1);
+    expect(out.rows).toEqual([...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+    expect(out.columns).toEqual([
+      { name: "event_type", type: "VARCHAR" },
+      { name: "n", type: "BIGINT" },
+    ]);
+    expect(out).toMatchObject({ row_count: counts.size, truncated: false });
+  });
+
+  it("--max-rows caps the rows and keeps the whole row_count", async () => {
+    const run = await query(["--json", "--max-rows", "3", "--sql", "FROM events", fileA]);
+    const out = JSON.parse(run.stdout) as {
+      rows: unknown[];
+      row_count: number;
+      truncated: boolean;
+    };
+    expect(out.rows).toHaveLength(3);
+    expect(out.row_count).toBe(rowsA.length);
+    expect(out.truncated).toBe(true);
+  });
+
+  it("prints a markdown table without --json", async () => {
+    const run = await query([
+      "--sql",
+      "SELECT count(*) AS sends FROM events WHERE event_type = 'message_sent'",
+      fileA,
+    ]);
+    const sends = rowsA.filter((r) => r[3] === "message_sent").length;
+    expect(run.stdout).toContain("|sends|");
+    expect(run.stdout).toContain(`|${sends.toLocaleString("en-US")}|`);
+  });
+
+  it("refuses a write with exit 1 and the reason on stderr", async () => {
+    const run = await query(["--sql", `COPY (SELECT 1) TO '${join(dir, "out.csv")}'`, fileA]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("refused");
+  });
+
+  it("explains its usage and a bad setting", async () => {
+    expect((await query([fileA])).code).toBe(2);
+    const bad = await query(["--sql", "SELECT 1", fileA], { CRM_QUERY_THREADS: "0" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("CRM_QUERY_THREADS");
+  });
+});
