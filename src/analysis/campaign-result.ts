@@ -6,6 +6,7 @@ import { ROLE_NAMES } from "./event-roles.js";
 import { U64Map } from "./hash-table.js";
 import { NO_TIME } from "./local-time.js";
 import { AMOUNT_KEYS, amountOf, CURRENCY_KEYS, type CurrencySums, mostUsed } from "./revenue.js";
+import type { RoundAcc } from "./round-table.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary } from "./schemas.js";
 import { quantileSorted, ratio, round6 } from "./stats.js";
@@ -28,8 +29,42 @@ function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Keys counted per pass of `distinctOver`: its set stays a few MB whatever the file. */
+const KEYS_PER_PASS = 1 << 18;
+
+/**
+ * The number of distinct users over all rounds of one of their maps. The file-wide counts are
+ * made here, once, rather than in file-wide sets beside the rounds' maps on every row: the
+ * threads then hold and merge only the rounds' maps. The keys are counted in passes over parts
+ * of the key space (by the high key half's low bits), so the set of a pass stays small.
+ */
+function distinctOver(rounds: readonly RoundAcc[], mapOf: (r: RoundAcc) => U64Map): number {
+  let total = 0;
+  for (const r of rounds) total += mapOf(r).size;
+  let parts = 1;
+  while (total / parts > KEYS_PER_PASS) parts *= 2;
+  let distinct = 0;
+  for (let part = 0; part < parts; part++) {
+    const seen = U64Map.forEntries(Math.ceil(total / parts), false);
+    for (const r of rounds) {
+      mapOf(r).forEach((hi, lo) => {
+        if ((hi & (parts - 1)) === part) seen.add(hi, lo);
+      });
+    }
+    distinct += seen.size;
+  }
+  return distinct;
+}
+
 export function campaignResult(tally: CampaignTally, file: CampaignFile): CampaignSummary {
-  const input = { ...tally, ...file };
+  const input = {
+    ...tally,
+    ...file,
+    receivedUsers: distinctOver(tally.rounds, (r) => r.receipts),
+    openUsers: distinctOver(tally.rounds, (r) => r.firstOpen),
+    clickUsers: distinctOver(tally.rounds, (r) => r.clickUsers),
+    conversionUsers: distinctOver(tally.rounds, (r) => r.conversionUsers),
+  };
   const deltas: number[] = [];
   let opensBeforeReceipt = 0;
   const rounds = [...input.rounds].sort(
@@ -116,15 +151,15 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
     unsettled: sent - received - failed,
     control_assigned: sum((r) => r.control_assigned),
     opens,
-    open_users: input.openUsers.size,
+    open_users: input.openUsers,
     clicks: sum((r) => r.clicks),
-    click_users: input.clickUsers.size,
+    click_users: input.clickUsers,
     conversions,
-    conversion_users: input.conversionUsers.size,
+    conversion_users: input.conversionUsers,
     success_rate: round6(ratio(received, received + failed)),
-    received_users: input.receivedUsers.size,
+    received_users: input.receivedUsers,
     open_rate: round6(ratio(opens, received)),
-    open_rate_users: round6(ratio(input.openUsers.size, input.receivedUsers.size)),
+    open_rate_users: round6(ratio(input.openUsers, input.receivedUsers)),
     // Control-group conversions have no opens behind them: they stay in `conversions` (the
     // contract's row count) but not in the rate by opens.
     conversion_rate: round6(ratio(conversions - controlConversions, opens)),

@@ -52,7 +52,7 @@ export function rowHandler(
 ): (rec: CsvRecord) => void {
   const roleCode = roleCoder(conversionType);
   const { eventTypes, eventRoles, eventCounts, channels, channelAcc, errorCodes, revenue } = t;
-  const { openUsers, clickUsers, conversionUsers, receivedUsers, opensByHour, roundTable } = t;
+  const { opensByHour, roundTable } = t;
   const hash = new Int32Array(2);
   if (!expectHeader) t.headerSeen = true;
 
@@ -162,7 +162,6 @@ export function rowHandler(
             const time = localSeconds(buf, s, rec.ends[COL.captured] as number);
             if (time === NO_TIME) throw badField(rec, "captured_at is not a valid time");
             round.receipts.addMin(hi, lo, time);
-            receivedUsers.add(hi, lo);
           }
         } else {
           round.failed++;
@@ -188,7 +187,6 @@ export function rowHandler(
           const time = localSeconds(buf, s, e);
           if (time === NO_TIME) throw badField(rec, "captured_at is not a valid time");
           round.firstOpen.addMin(hi, lo, time);
-          openUsers.add(hi, lo);
         }
         break;
       }
@@ -196,14 +194,12 @@ export function rowHandler(
         round.clicks++;
         if (hasUser) {
           round.clickUsers.add(hi, lo);
-          clickUsers.add(hi, lo);
         }
         break;
       case 6: // conversion
         round.conversions++;
         if (hasUser) {
           round.conversionUsers.add(hi, lo);
-          conversionUsers.add(hi, lo);
         }
         readRevenue(
           revenue,

@@ -43,10 +43,6 @@ export interface CampaignTally {
   channelAcc: ChannelAcc[];
   errorCodes: Map<string, ErrorCodeAcc>;
   revenue: RevenueAcc;
-  openUsers: U64Map;
-  clickUsers: U64Map;
-  conversionUsers: U64Map;
-  receivedUsers: U64Map;
   opensByHour: number[];
   /** a cap that keeps only the first N of something was reached */
   errorCodesCapped: boolean;
@@ -62,23 +58,29 @@ export interface CampaignTally {
 
 /** A tally for `bytes` of CSV, its maps sized from that. */
 export function newTally(bytes: number): CampaignTally {
-  // The first round's maps are sized from the file; each later round's from the round before
-  // it (a campaign's rounds are similar), so they rarely grow, and a file of many small rounds
-  // never reserves a large map for each.
+  // The first round's maps are sized from the file; each later round's from the last round of
+  // its kind (a campaign's send groups are similar, and so are its control groups, which get no
+  // messages), so they rarely grow, and a file of many small rounds never reserves a large map
+  // for each.
   const firstSizes: RoundSizes = {
     receipts: Math.min(1 << 16, bytes / 4000),
     firstOpen: Math.min(1 << 14, bytes / 16000),
     clicks: 16,
     conversions: 16,
+    control: 16,
   };
-  const roundTable = new RoundTable((prev) =>
+  const noMessages: RoundSizes = { ...firstSizes, receipts: 0, firstOpen: 0, clicks: 0 };
+  const roundTable = new RoundTable((prev, isControl) =>
     prev === undefined
-      ? firstSizes
+      ? isControl
+        ? { ...noMessages, control: Math.min(1 << 14, bytes / 16000) }
+        : firstSizes
       : {
           receipts: prev.receipts.size,
           firstOpen: prev.firstOpen.size,
           clicks: prev.clickUsers.size,
           conversions: prev.conversionUsers.size,
+          control: prev.controlUsers.size,
         },
   );
   return {
@@ -93,12 +95,6 @@ export function newTally(bytes: number): CampaignTally {
     channelAcc: [],
     errorCodes: new Map(),
     revenue: newRevenueAcc(),
-    openUsers: new U64Map(1024, false),
-    clickUsers: new U64Map(1024, false),
-    conversionUsers: new U64Map(1024, false),
-    // Sized from the file (a receipt row is 100-150 bytes) so the big sets rarely grow; capped so
-    // a huge file does not reserve memory it may not need.
-    receivedUsers: new U64Map(Math.min(1 << 20, bytes / 400), false),
     opensByHour: new Array<number>(24).fill(0),
     errorCodesCapped: false,
     headerSeen: false,
@@ -132,10 +128,6 @@ export interface TallyPart {
   channels: { name: string; acc: ChannelAcc }[];
   errorCodes: [string, ErrorCodeAcc][];
   revenue: RevenueAcc;
-  openUsers: U64MapState;
-  clickUsers: U64MapState;
-  conversionUsers: U64MapState;
-  receivedUsers: U64MapState;
   opensByHour: number[];
   errorCodesCapped: boolean;
   pendingBadRecord: { line: number; count: number } | undefined;
@@ -176,10 +168,6 @@ export function toPart(t: CampaignTally): { part: TallyPart; transfer: ArrayBuff
     })),
     errorCodes: [...t.errorCodes.entries()],
     revenue: t.revenue,
-    openUsers: state(t.openUsers),
-    clickUsers: state(t.clickUsers),
-    conversionUsers: state(t.conversionUsers),
-    receivedUsers: state(t.receivedUsers),
     opensByHour: t.opensByHour,
     errorCodesCapped: t.errorCodesCapped,
     pendingBadRecord: t.pendingBadRecord,
@@ -268,10 +256,6 @@ export function mergePart(
     }
   }
   mergeRevenue(t.revenue, part.revenue);
-  t.openUsers.mergeMin(U64Map.fromState(part.openUsers));
-  t.clickUsers.mergeMin(U64Map.fromState(part.clickUsers));
-  t.conversionUsers.mergeMin(U64Map.fromState(part.conversionUsers));
-  t.receivedUsers.mergeMin(U64Map.fromState(part.receivedUsers));
   for (let h = 0; h < 24; h++)
     t.opensByHour[h] = (t.opensByHour[h] ?? 0) + (part.opensByHour[h] ?? 0);
   if (part.pendingBadRecord !== undefined) t.pendingBadRecord ??= part.pendingBadRecord;

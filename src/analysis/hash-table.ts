@@ -51,54 +51,70 @@ function fmix(x: number): number {
   return h | 0;
 }
 
+/** Most keys a table holds per slot before it grows. */
+const MAX_LOAD = 0.75;
+
+/** Slots for `entries` keys at the load limit (at least 16). */
+function slotsFor(entries: number): number {
+  return Math.max(16, Math.ceil(entries / MAX_LOAD) + 1);
+}
+
 /**
  * A map from 64-bit keys, given as two signed 32-bit halves (other numbers are taken modulo
- * 2^32, so unsigned halves name the same keys), to int32 values (a set when values are ignored). Each slot's key halves
- * and value sit next to each other in one array, so a probe touches one cache line instead of
- * three: the big per-round maps are far larger than the CPU caches and are hit in random order.
+ * 2^32, so unsigned halves name the same keys), to int32 values (a set when values are ignored).
+ * Each slot's key halves and value sit next to each other in one array, so a probe touches one
+ * cache line instead of three: the big per-round maps are far larger than the CPU caches and are
+ * hit in random order. Any number of slots (a key's home slot is its mixed hash scaled to the
+ * table, not masked), so a table sized for a known number of keys, or for the union of two, is
+ * that size rather than the next power of two: up to half the memory of the largest maps.
  */
 export class U64Map {
   /** Slot `i` is `slots[i * stride]` (high key half), `+ 1` (low half), `+ 2` (value). */
   private slots: Int32Array;
   /** 3 with values, 2 for plain sets, which then cost 8 bytes per slot. */
   private readonly stride: number;
-  private mask: number;
+  private cap: number;
+  private limit: number;
   size = 0;
 
   /** A map that holds `entries` keys without growing (its load stays at most 3/4). */
   static forEntries(entries: number, withValues = true): U64Map {
-    return new U64Map(Math.ceil((entries * 4) / 3) + 1, withValues);
+    return new U64Map(slotsFor(entries), withValues);
   }
 
   constructor(initialCapacity = 16, withValues = true) {
-    let cap = 16;
-    while (cap < initialCapacity) cap *= 2;
     this.stride = withValues ? 3 : 2;
-    this.slots = new Int32Array(cap * this.stride);
-    this.mask = cap - 1;
+    this.cap = Math.max(16, Math.ceil(initialCapacity));
+    this.slots = new Int32Array(this.cap * this.stride);
+    this.limit = Math.floor(this.cap * MAX_LOAD);
   }
 
   /** Offset in `slots` of the key's slot, or of the empty slot where it would go. */
   private find(hi: number, lo: number): number {
     const slots = this.slots;
     const stride = this.stride;
-    const mask = this.mask;
+    const cap = this.cap;
     // Both halves mixed: keys whose halves are related (lo a multiple of hi) must still spread.
     let x = Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1);
     x ^= x >>> 15;
-    let i = x & mask;
+    // The high bits scaled to the table (exact: the product stays below 2^53).
+    let i = (((x >>> 0) * cap) / 4294967296) | 0;
     for (;;) {
       const at = i * stride;
       const h = slots[at] as number;
       const l = slots[at + 1] as number;
       if ((h === hi && l === lo) || (h === EMPTY && l === EMPTY)) return at;
-      i = (i + 1) & mask;
+      i++;
+      if (i === cap) i = 0;
     }
   }
 
-  /** Slots in the table now (grows by doubling when 3/4 full). */
+  /**
+   * Slots in the table now. It grows by half when 3/4 full: a map that ends just past a doubling
+   * step held under 40% of its slots, and the rounds' maps are most of a summary's memory.
+   */
   get capacity(): number {
-    return this.mask + 1;
+    return this.cap;
   }
 
   has(hiKey: number, loKey: number): boolean {
@@ -128,7 +144,7 @@ export class U64Map {
     slots[at + 1] = lo;
     if (this.stride === 3) slots[at + 2] = value;
     this.size++;
-    if (this.size * 4 > (this.mask + 1) * 3) this.grow();
+    if (this.size > this.limit) this.rehash(Math.ceil(this.cap * 1.5));
     return true;
   }
 
@@ -150,7 +166,7 @@ export class U64Map {
     slots[at + 1] = lo;
     slots[at + 2] = value;
     this.size++;
-    if (this.size * 4 > (this.mask + 1) * 3) this.grow();
+    if (this.size > this.limit) this.rehash(Math.ceil(this.cap * 1.5));
   }
 
   /** The table's storage, for handing a map to another thread (its buffer can be transferred). */
@@ -162,7 +178,8 @@ export class U64Map {
   static fromState(state: U64MapState): U64Map {
     const map = new U64Map(16, state.stride === 3);
     map.slots = state.slots;
-    map.mask = state.slots.length / state.stride - 1;
+    map.cap = state.slots.length / state.stride;
+    map.limit = Math.floor(map.cap * MAX_LOAD);
     map.size = state.size;
     return map;
   }
@@ -170,28 +187,29 @@ export class U64Map {
   /**
    * Adds every key of `other` (which may hand its storage over: do not use it afterwards); with
    * values, a key in both keeps the smaller value (the maps hold earliest times), so merging
-   * partial maps gives the map of the whole, in any order.
+   * partial maps gives the map of the whole, in any order. The result is sized for the union at
+   * once: one table of the right size, not growth steps on the way.
    */
   mergeMin(other: U64Map): void {
+    const need = slotsFor(this.size + other.size);
     let from = other.slots;
-    if (this.capacity < other.capacity && this.stride === other.stride) {
-      // The larger storage is kept and the smaller one's keys are added to it: no new table, and
-      // no keys taken in a table's slot order into a smaller one with the same hash (they would
-      // fill runs of neighbouring slots that every later probe walks: 1.6 s instead of 0.07 s
-      // for one merge). `other` must not be used afterwards.
+    let fromStride = other.stride;
+    if (other.cap >= need && other.cap > this.cap && this.stride === other.stride) {
+      // The other's storage is large enough for both: keep it and add this map's keys to it.
       from = this.slots;
+      fromStride = this.stride;
       this.slots = other.slots;
-      this.mask = other.mask;
+      this.cap = other.cap;
+      this.limit = other.limit;
       this.size = other.size;
-    } else if (this.capacity < other.capacity) {
-      this.rehash(other.capacity);
+    } else if (this.cap < need) {
+      this.rehash(need);
     }
-    const stride = from === other.slots ? other.stride : this.stride;
-    for (let at = 0; at < from.length; at += stride) {
+    for (let at = 0; at < from.length; at += fromStride) {
       const h = from[at] as number;
       const l = from[at + 1] as number;
       if (h === EMPTY && l === EMPTY) continue;
-      this.addMin(h, l, stride === 3 ? (from[at + 2] as number) : 0);
+      this.addMin(h, l, fromStride === 3 ? (from[at + 2] as number) : 0);
     }
   }
 
@@ -205,15 +223,12 @@ export class U64Map {
     }
   }
 
-  private grow(): void {
-    this.rehash((this.mask + 1) * 2);
-  }
-
   private rehash(cap: number): void {
     const old = this.slots;
     const stride = this.stride;
+    this.cap = cap;
+    this.limit = Math.floor(cap * MAX_LOAD);
     this.slots = new Int32Array(cap * stride);
-    this.mask = cap - 1;
     for (let j = 0; j < old.length; j += stride) {
       const h = old[j] as number;
       const l = old[j + 1] as number;

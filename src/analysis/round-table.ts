@@ -54,6 +54,7 @@ export interface RoundSizes {
   firstOpen: number;
   clicks: number;
   conversions: number;
+  control: number;
 }
 
 export function newRound(
@@ -82,7 +83,7 @@ export function newRound(
     firstOpen: U64Map.forEntries(sizes.firstOpen),
     clickUsers: U64Map.forEntries(sizes.clicks, false),
     conversionUsers: U64Map.forEntries(sizes.conversions, false),
-    controlUsers: new U64Map(16, false),
+    controlUsers: U64Map.forEntries(sizes.control, false),
     channels: new Set(),
   };
 }
@@ -141,7 +142,10 @@ export class RoundTable {
   private readonly index = new U64Map(4096);
   private readonly hash = new Int32Array(2);
 
-  constructor(private readonly sizesFor: (previous: RoundAcc | undefined) => RoundSizes) {}
+  /** `sizesFor` gets the last round of the same kind (control group or not), if any. */
+  constructor(
+    private readonly sizesFor: (previous: RoundAcc | undefined, isControl: boolean) => RoundSizes,
+  ) {}
 
   /** The row's round, created on first sight (its key fields then checked). */
   lookup(rec: CsvRecord): RoundAcc {
@@ -205,7 +209,9 @@ export class RoundTable {
 
   /** Adds a round (not yet in the table) with these decoded fields. */
   add(task: string, scheduled: string, group: string): RoundAcc {
-    const round = newRound(task, scheduled, group, this.sizesFor(this.rounds.at(-1)));
+    const isControl = safeText(group, MAX_KEY_BYTES) === CONTROL_GROUP;
+    const previous = this.rounds.findLast((r) => r.isControl === isControl);
+    const round = newRound(task, scheduled, group, this.sizesFor(previous, isControl));
     const hash = this.hashText(task, scheduled, group);
     this.index.add(hash[0] as number, hash[1] as number, this.rounds.length);
     this.rounds.push(round);
