@@ -4,15 +4,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
 import type { CampaignSummary, ScenarioSummary } from "../../src/analysis/schemas.js";
+import { differenceInterval } from "../../src/report/campaign-ab-section.js";
 import { reportHtmlWithData } from "../../src/report/html.js";
-import {
-  buildReport,
-  chartTable,
-  differenceInterval,
-  formatSeconds,
-  markCount,
-  ReportDataError,
-} from "../../src/report/model.js";
+import { buildReport, chartTable, markCount, ReportDataError } from "../../src/report/model.js";
+import { formatSeconds } from "../../src/report/value-text.js";
 import { SCENARIO_DAYS, SCENARIO_NODES, writeCampaignCsv, writeScenarioXlsx } from "./fixtures.js";
 
 let dir: string;

@@ -1,5 +1,6 @@
 import uPlot from "uplot";
-import { type Chart, formatValue, type ValueFormat } from "../model.js";
+import type { Chart, ValueFormat } from "../model.js";
+import { formatValue } from "../value-text.js";
 
 /**
  * Draws one model chart with uPlot on a canvas. Categories sit at x = 0..n-1; grouped bars are
