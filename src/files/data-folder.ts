@@ -14,3 +14,11 @@ export function dataFolderInUse(config: Pick<Config, "mode" | "dataDir">): strin
 export function exportsFolder(dataFolder: string): string {
   return join(dataFolder, "exports");
 }
+
+/**
+ * The embedded sandbox's own state (its export jobs and their files, as the service keeps them),
+ * inside sandbox mode's part of the data folder and apart from the ledger and downloads.
+ */
+export function sandboxServiceFolder(config: Pick<Config, "dataDir">): string {
+  return join(config.dataDir, "sandbox", "service");
+}

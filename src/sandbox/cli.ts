@@ -7,9 +7,10 @@ import type { SandboxOptions } from "./types.js";
 const USAGE =
   "Usage: crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]\n" +
   `  [--csv-order ${CSV_ORDERS.join("|")}] [--csv-platform-ids ${PLATFORM_ID_SHAPES.join("|")}]\n` +
-  `  [--csv-customer-ids ${CUSTOMER_ID_SHAPES.join("|")}] [--huge-ab-test]\n` +
+  `  [--csv-customer-ids ${CUSTOMER_ID_SHAPES.join("|")}] [--huge-ab-test] [--data-dir PATH]\n` +
   "  (--csv-*: how campaign export CSVs are written, the same rows in every shape;\n" +
-  "   --huge-ab-test: the huge campaign as an A/B test with a control group)";
+  "   --huge-ab-test: the huge campaign as an A/B test with a control group;\n" +
+  "   --data-dir: keep export jobs and files there across restarts)";
 
 /** The value if it is one of `allowed`, else a SandboxArgsError naming them. */
 function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
@@ -106,6 +107,12 @@ export function parseSandboxArgs(args: readonly string[]): SandboxOptions {
         if (eq >= 0) throw new SandboxArgsError("--huge-ab-test takes no value");
         options.hugeAbTest = true;
         break;
+      case "--data-dir": {
+        const value = takeValue();
+        if (value.trim() === "") throw new SandboxArgsError("--data-dir must not be empty");
+        options.dataDir = value;
+        break;
+      }
       case "--help":
       case "-h":
         throw new SandboxArgsError("help");

@@ -15,16 +15,21 @@ export function createUrlSigner(baseUrl: () => string, secret: Buffer = randomBy
   const sign = (jobId: string, expires: string): string =>
     createHmac("sha256", secret).update(`${jobId}.${expires}`).digest("hex");
 
+  /** This server's URL for a job's file expiring at `expiresAtMs` (whole seconds). */
+  const urlFor = (jobId: string, expiresAtMs: number): string => {
+    const expires = String(Math.floor(expiresAtMs / 1000));
+    const query = new URLSearchParams({ expires, signature: sign(jobId, expires) });
+    return `${baseUrl()}${DOWNLOAD_PATH_PREFIX}${encodeURIComponent(jobId)}?${query.toString()}`;
+  };
+
   return {
     /** A URL valid for 24 h from `createdAtMs` (sandbox time), and its expiry in epoch ms. */
     create(jobId: string, createdAtMs: number): { url: string; expiresAtMs: number } {
-      const expires = String(Math.floor((createdAtMs + DOWNLOAD_URL_VALIDITY_MS) / 1000));
-      const query = new URLSearchParams({ expires, signature: sign(jobId, expires) });
-      return {
-        url: `${baseUrl()}${DOWNLOAD_PATH_PREFIX}${encodeURIComponent(jobId)}?${query.toString()}`,
-        expiresAtMs: Number(expires) * 1000,
-      };
+      const expiresAtMs = Math.floor((createdAtMs + DOWNLOAD_URL_VALIDITY_MS) / 1000) * 1000;
+      return { url: urlFor(jobId, expiresAtMs), expiresAtMs };
     },
+
+    urlFor,
 
     /** Checks the signature first, so an expiry cannot be probed with a forged one. */
     check(jobId: string, params: URLSearchParams, nowMs: number): SignatureCheck {

@@ -1,7 +1,7 @@
 import type { ApiClient } from "../api/client.js";
 import type { CatalogProduct } from "../catalog.js";
 import type { Config } from "../config.js";
-import { dataFolderInUse } from "../files/data-folder.js";
+import { dataFolderInUse, sandboxServiceFolder } from "../files/data-folder.js";
 import { log } from "../log.js";
 import type { RunningSandbox } from "./types.js";
 
@@ -35,6 +35,9 @@ export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSand
     port: 0,
     seed: config.sandbox.seed,
     jobSeconds: config.sandbox.jobSeconds,
+    // Its jobs and files outlive the process, as a real service's would: the next server process
+    // on this data folder (a one-shot client starts one per call) still finds them.
+    dataDir: sandboxServiceFolder(config),
     ...(config.sandbox.now === undefined ? {} : { now: config.sandbox.now }),
   });
   const api = createApiClient(

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { createSandboxClock, parseNowOption } from "./clock.js";
 import { createUrlSigner } from "./download-urls.js";
 import { createExportJobs } from "./export-jobs.js";
 import { createFaultInjector } from "./faults.js";
+import { folderJobRecords } from "./job-records.js";
 import { createRequestHandler, type SandboxApp } from "./server.js";
 import type { OtherSlot, RunningSandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { createEmptyWorld } from "./world/empty.js";
@@ -49,8 +50,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   registerSecret(secretKey);
   registerSecret(recommendKey);
 
-  const ownDir = options.fileDir === undefined;
-  const fileDir = options.fileDir ?? (await mkdtemp(join(tmpdir(), "crm-sandbox-")));
+  const dataDir = options.dataDir;
+  const ownDir = options.fileDir === undefined && dataDir === undefined;
+  const fileDir =
+    options.fileDir ??
+    (dataDir === undefined
+      ? await mkdtemp(join(tmpdir(), "crm-sandbox-"))
+      : join(dataDir, "files"));
+  await mkdir(fileDir, { recursive: true });
   const faults = createFaultInjector();
 
   // The base URL is known only once the port is; the signer reads it lazily through this box.
@@ -64,6 +71,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       fileDir,
       signer,
       offsetMinutes: DateTime.fromMillis(clock.startedAt, { zone: appWorld.timeZone }).offset,
+      ...(dataDir === undefined
+        ? {}
+        : { records: folderJobRecords(join(dataDir, "jobs", appWorld.applicationId)) }),
       ...(options.csvShape !== undefined ? { csvShape: options.csvShape } : {}),
     });
   const otherKeys = {

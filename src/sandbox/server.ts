@@ -239,7 +239,8 @@ export function createRequestHandler(ctx: ServerContext) {
       );
       return;
     }
-    const file = apps.map((app) => app.jobs.file(jobId)).find((found) => found !== undefined);
+    const files = await Promise.all(apps.map((app) => app.jobs.file(jobId)));
+    const file = files.find((found) => found !== undefined);
     if (file === undefined) {
       sendJson(res, errorReply(404, "No file for this job"));
       return;

@@ -27,6 +27,12 @@ export interface SandboxOptions {
   /** Where export files are written; default a fresh folder under the OS temp dir, removed on close. */
   fileDir?: string;
   /**
+   * A folder that keeps export jobs and their files across restarts (`jobs/<application>/`,
+   * `files/`), shared by every sandbox process on it as front ends of one service; default
+   * none: jobs live in memory and files in a temp folder removed on close.
+   */
+  dataDir?: string;
+  /**
    * How campaign export CSVs are written: row order and ID spellings (csv-shape.ts); default the
    * sandbox's own (round by round, `pu_`/`u_` IDs). The same rows in every shape.
    */

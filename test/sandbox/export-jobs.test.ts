@@ -208,7 +208,7 @@ describe("400 errors of 7.2", () => {
       offsetMinutes: 9 * 60,
     });
     try {
-      const reply = jobs.create({
+      const reply = await jobs.create({
         type: "campaign_event_data",
         campaign_id: huge._id,
         from: day,
@@ -220,7 +220,7 @@ describe("400 errors of 7.2", () => {
       expect(reply.body).not.toHaveProperty("file_size");
       const id = (reply.body as { _id?: unknown })._id;
       expect(typeof id).toBe("string");
-      expect(jobs.file(String(id))).toBeUndefined();
+      expect(await jobs.file(String(id))).toBeUndefined();
     } finally {
       await jobs.close();
       await rm(fileDir, { recursive: true, force: true });

@@ -29,13 +29,14 @@ interface Result {
 async function oneShot(
   name: string,
   args: Record<string, unknown>,
+  folder = dataDir,
 ): Promise<{ result: Result; instructions: string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN],
     env: {
       PATH: process.env.PATH ?? "",
-      CRM_DATA_DIR: dataDir,
+      CRM_DATA_DIR: folder,
       CRM_SANDBOX_JOB_SECONDS: "0",
       CRM_POLL_INTERVAL_SECONDS: "1",
       CRM_LOG_LEVEL: "warn",
@@ -92,5 +93,44 @@ describe("a completed, downloaded job after a restart", () => {
     const jobs = listed.result.structuredContent?.jobs as Array<{ job_id: string; status: string }>;
     expect(jobs).toHaveLength(1);
     expect(jobs[0]?.status).toBe("completed");
+  }, 120_000);
+});
+
+describe("a job made by one process and not yet downloaded", () => {
+  it("is found by check_export in the next process, which downloads it through its own sandbox", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "crm-restart-"));
+    try {
+      const probe = await oneShot("check_export", {}, folder);
+      const scenarioId = probe.instructions.match(/scn_[0-9a-f]+/)?.[0];
+      const created = await oneShot(
+        "start_export",
+        {
+          type: "scenario_daily_metrics",
+          scenario_id: scenarioId,
+          from: "2026-10-01",
+          to: "2026-10-07",
+          wait_seconds: 0,
+        },
+        folder,
+      );
+      expect(created.result.isError, text(created.result)).toBeFalsy();
+      const jobId = (created.result.structuredContent?.job as { _id?: string } | undefined)?._id;
+      expect(jobId).toBeTypeOf("string");
+      expect(created.result.structuredContent?.file_path).toBeUndefined();
+
+      // The embedded sandbox of this process keeps the job in the data folder: not lost.
+      const checked = await oneShot("check_export", { job_id: jobId, wait_seconds: 20 }, folder);
+      expect(checked.result.isError, text(checked.result)).toBeFalsy();
+      expect(text(checked.result)).not.toMatch(/lost|not found|force/i);
+      expect(checked.result.structuredContent?.status).toBe("completed");
+      const filePath = checked.result.structuredContent?.file_path;
+      expect(typeof filePath).toBe("string");
+      expect(existsSync(String(filePath))).toBe(true);
+      expect((checked.result.structuredContent?.job as { _id?: string } | undefined)?._id).toBe(
+        jobId,
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   }, 120_000);
 });
