@@ -5,7 +5,7 @@ import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { hostname } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkDownloadUrl, exportFileName } from "../../src/api/download.js";
+import { checkDownloadUrl, exportFileName } from "../../src/api/download-checks.js";
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
 import { isLoopbackHost } from "../../src/loopback-host.js";
