@@ -215,13 +215,25 @@ export class JobLedger implements LedgerStore {
     );
   }
 
-  async acquireDownloadLease(jobId: string, holder: string, ttlMs: number): Promise<boolean> {
+  async acquireDownloadLease(
+    jobId: string,
+    holder: string,
+    ttlMs: number,
+    abandoned?: (holder: string) => boolean,
+  ): Promise<boolean> {
     let granted = false;
     await this.mutate((file) => {
       const at = this.now();
       const leases = file.download_leases ?? {};
       const current = leases[jobId];
-      if (current !== undefined && current.holder !== holder && current.expires > at) return;
+      if (
+        current !== undefined &&
+        current.holder !== holder &&
+        current.expires > at &&
+        abandoned?.(current.holder) !== true
+      ) {
+        return;
+      }
       // Expired leases of other jobs go with this write; the file stays small.
       const kept = Object.entries(leases).filter(([id, l]) => id !== jobId && l.expires > at);
       file.download_leases = Object.fromEntries([

@@ -237,7 +237,12 @@ export class PostgresLedger implements LedgerStore {
     return withFilePresent(rows.map((r) => r.entry));
   }
 
-  async acquireDownloadLease(jobId: string, holder: string, ttlMs: number): Promise<boolean> {
+  async acquireDownloadLease(
+    jobId: string,
+    holder: string,
+    ttlMs: number,
+    abandoned?: (holder: string) => boolean,
+  ): Promise<boolean> {
     const at = this.now();
     const rows = await this.query(
       `INSERT INTO crm_download_leases (scope, job_id, holder, expires) VALUES ($1, $2, $3, $4)
@@ -246,7 +251,21 @@ export class PostgresLedger implements LedgerStore {
        RETURNING holder`,
       [this.scope, jobId, holder, at + ttlMs, at],
     );
-    return rows.length === 1;
+    if (rows.length === 1) return true;
+    if (abandoned === undefined) return false;
+    const current = await this.query<{ holder: string }>(
+      "SELECT holder FROM crm_download_leases WHERE scope = $1 AND job_id = $2",
+      [this.scope, jobId],
+    );
+    const gone = current[0]?.holder;
+    if (gone === undefined || !abandoned(gone)) return false;
+    // Taken only from that holder: two processes taking over at once, one of them wins.
+    const taken = await this.query(
+      `UPDATE crm_download_leases SET holder = $3, expires = $4
+       WHERE scope = $1 AND job_id = $2 AND holder = $5 RETURNING holder`,
+      [this.scope, jobId, holder, at + ttlMs, gone],
+    );
+    return taken.length === 1;
   }
 
   async releaseDownloadLease(jobId: string, holder: string): Promise<void> {

@@ -55,9 +55,15 @@ export interface LedgerStore {
   /**
    * Takes (or renews, for the same holder) the right to download a job's file for `ttlMs`, so
    * two processes sharing the data folder do not download the same file. False while another
-   * holder's lease runs; a lease whose holder died expires on its own.
+   * holder's lease runs; a lease whose holder died expires on its own, or at once when
+   * `abandoned` says its holder is gone (a process of this machine that no longer runs).
    */
-  acquireDownloadLease(jobId: string, holder: string, ttlMs: number): Promise<boolean>;
+  acquireDownloadLease(
+    jobId: string,
+    holder: string,
+    ttlMs: number,
+    abandoned?: (holder: string) => boolean,
+  ): Promise<boolean>;
   releaseDownloadLease(jobId: string, holder: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import { DownloadRefusedError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
@@ -9,6 +7,7 @@ import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
+import { LEASE_HOLDER, leaseHolderGone } from "./download-lease.js";
 import { reportProgress, sleep } from "./export-polling.js";
 import type { ToolCall, ToolRuntime } from "./tool.js";
 
@@ -103,9 +102,7 @@ export async function awaitDownload(
   }
 }
 
-/** Who holds download leases for this process (see LedgerStore.acquireDownloadLease). */
-const LEASE_HOLDER = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-/** A lease outlives a killed holder by at most this; a running download renews it. */
+/** A lease outlives a holder that died on another machine by at most this; a download renews it. */
 const DOWNLOAD_LEASE_MS = 60_000;
 /** How often a process waiting on another's download looks for its file. */
 const LEASE_WAIT_MS = 1000;
@@ -124,7 +121,16 @@ async function backgroundDownload(
   for (;;) {
     const done = await downloadedElsewhere(runtime, job._id);
     if (done !== undefined) return done;
-    if (await runtime.ledger.acquireDownloadLease(job._id, LEASE_HOLDER, DOWNLOAD_LEASE_MS)) break;
+    if (
+      await runtime.ledger.acquireDownloadLease(
+        job._id,
+        LEASE_HOLDER,
+        DOWNLOAD_LEASE_MS,
+        leaseHolderGone,
+      )
+    ) {
+      break;
+    }
     await sleep(LEASE_WAIT_MS, signal);
   }
   const renew = setInterval(() => {

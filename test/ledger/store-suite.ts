@@ -215,6 +215,20 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       expect(await holderStore.acquireDownloadLease("j1", holder, 60_000)).toBe(true);
     });
 
+    it("takes over at once a lease whose holder is gone, and only that one", async () => {
+      const now = Date.parse("2026-01-01T00:00:00Z");
+      const a = open(() => now);
+      const b = open(() => now);
+      expect(await a.acquireDownloadLease("j1", "A", 60_000)).toBe(true);
+      // A holder judged alive keeps its lease until it expires.
+      expect(await b.acquireDownloadLease("j1", "B", 60_000, (h) => h !== "A")).toBe(false);
+      expect(await b.acquireDownloadLease("j1", "B", 60_000, (h) => h === "A")).toBe(true);
+      // Now B holds it: A, come back, cannot take it while B is alive.
+      expect(await a.acquireDownloadLease("j1", "A", 60_000, (h) => h === "A")).toBe(false);
+      await b.releaseDownloadLease("j1", "B");
+      expect(await a.acquireDownloadLease("j1", "A", 60_000)).toBe(true);
+    });
+
     it("lists only downloaded files still on disk", async () => {
       const now = Date.parse("2026-01-01T00:00:00Z");
       const store = open(() => now);
