@@ -19,6 +19,8 @@ import { isLoopbackHost } from "../loopback-host.js";
 import { createServer } from "../server.js";
 import type { ToolRuntime } from "../tools/tool.js";
 import type { HttpSettings } from "./http-config.js";
+import { bearer, bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
+import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";
 import { matchToken } from "./tokens.js";
 
 /**
@@ -273,97 +275,4 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return closing;
     },
   };
-}
-
-/**
- * Cancellation of 2025-era calls. A modern (2026-07-28) client cancels by closing the call's
- * stream, which aborts the call on the server. A 2025-era client instead POSTs
- * `notifications/cancelled` separately, and stateless serving hands it to a fresh server
- * instance that never saw the call. So calls in flight are tracked here by the caller's token
- * name and JSON-RPC id, and a cancellation cuts that call's response, which aborts it as a
- * disconnect does. Only when exactly one call matches: two clients of one token may use the same
- * id. Behind a load balancer the cancellation must reach the same process (sticky routing).
- */
-class LegacyCancels {
-  private readonly calls = new Map<string, Set<ServerResponse>>();
-
-  track(who: string | undefined, id: string | number | undefined, res: ServerResponse): () => void {
-    if (id === undefined) return () => undefined;
-    const key = `${who ?? ""}\n${String(id)}`;
-    let set = this.calls.get(key);
-    if (set === undefined) {
-      set = new Set();
-      this.calls.set(key, set);
-    }
-    set.add(res);
-    return () => {
-      set.delete(res);
-      if (set.size === 0 && this.calls.get(key) === set) this.calls.delete(key);
-    };
-  }
-
-  cancel(who: string | undefined, id: string | number): void {
-    const set = this.calls.get(`${who ?? ""}\n${String(id)}`);
-    if (set === undefined) return;
-    if (set.size > 1) {
-      log.info("cancellation ambiguous: several calls in flight with that id; none cut", { id });
-      return;
-    }
-    for (const res of set) res.destroy();
-  }
-}
-
-function requestIdOf(message: unknown): string | number | undefined {
-  if (typeof message !== "object" || message === null || !("method" in message)) return undefined;
-  const id = (message as { id?: unknown }).id;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-function cancelledRequestId(message: unknown): string | number | undefined {
-  const m = message as { method?: unknown; params?: { requestId?: unknown } } | null;
-  if (m?.method !== "notifications/cancelled") return undefined;
-  const id = m.params?.requestId;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-/** The body, or "too large" as soon as it passes `max` bytes (the rest is not read). */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too large"> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > max) return "too large";
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function pathOf(req: IncomingMessage): string {
-  const raw = req.url ?? "/";
-  const query = raw.indexOf("?");
-  return query === -1 ? raw : raw.slice(0, query);
-}
-
-function bearer(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match?.[1];
-}
-
-function bracketed(host: string): string {
-  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-}
-
-function rpcError(code: number, message: string) {
-  return { jsonrpc: "2.0", error: { code, message }, id: null };
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json",
-    "Content-Length": Buffer.byteLength(text),
-  });
-  res.end(text);
 }
