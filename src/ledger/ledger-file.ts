@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXPORT_STATUSES, EXPORT_TYPES } from "../api/schemas.js";
+import { type ClaimOwner, parseClaimOwner } from "./create-claims.js";
 import type { LedgerEntry } from "./store.js";
 
 /** The file ledger's JSON (export-jobs-<scope>.json in the data folder). */
@@ -12,6 +13,8 @@ export interface LedgerFile {
   rate_limited_until?: number | undefined;
   /** Running downloads by job ID: who downloads the file and until when the lease holds. */
   download_leases?: Record<string, { holder: string; expires: number }> | undefined;
+  /** Pending creations by request key: who creates the job now (create-claims.ts). */
+  create_claims?: Record<string, ClaimOwner> | undefined;
 }
 
 /** The oldest entries beyond this many are dropped when a job is recorded. */
@@ -53,6 +56,7 @@ export function parseLedger(text: string): { file: LedgerFile; skipped: number }
   const jobs = raw.jobs.filter((j) => entrySchema.safeParse(j).success) as LedgerEntry[];
   const until = (value as { rate_limited_until?: unknown }).rate_limited_until;
   const leases = parseLeases((value as { download_leases?: unknown }).download_leases);
+  const claims = parseClaims((value as { create_claims?: unknown }).create_claims);
   return {
     file: {
       version: 1,
@@ -62,6 +66,7 @@ export function parseLedger(text: string): { file: LedgerFile; skipped: number }
       ),
       rate_limited_until: typeof until === "number" ? until : undefined,
       ...(leases === undefined ? {} : { download_leases: leases }),
+      ...(claims === undefined ? {} : { create_claims: claims }),
     },
     skipped: raw.jobs.length - jobs.length,
   };
@@ -72,4 +77,14 @@ const leaseSchema = z.record(z.string(), z.object({ holder: z.string(), expires:
 function parseLeases(value: unknown): LedgerFile["download_leases"] {
   const parsed = leaseSchema.safeParse(value);
   return parsed.success ? parsed.data : undefined;
+}
+
+function parseClaims(value: unknown): LedgerFile["create_claims"] {
+  if (typeof value !== "object" || value === null) return undefined;
+  const claims: Record<string, ClaimOwner> = {};
+  for (const [key, raw] of Object.entries(value)) {
+    const owner = parseClaimOwner(raw);
+    if (owner !== undefined) claims[key] = owner;
+  }
+  return Object.keys(claims).length === 0 ? undefined : claims;
 }

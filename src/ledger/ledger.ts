@@ -5,7 +5,9 @@ import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { log } from "../log.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
+import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
 import { newEntry, safeJob } from "./entry.js";
+import { claimInFile, releaseInFile, renewInFile } from "./file-claims.js";
 import { withFileLock } from "./file-lock.js";
 import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
 import {
@@ -46,12 +48,25 @@ export class JobLedger implements LedgerStore {
   /** Problems met while reading (a corrupt file moved aside, bad entries skipped). */
   readonly warnings: string[] = [];
 
-  /** `scope` (see ledgerScope) gives every service and application its own file. */
-  constructor(dataDir: string, budget: ExportBudget, now: () => number, scope: string) {
+  /** Other processes' pending creations as this process has seen them. */
+  private readonly claims: ClaimJudge;
+
+  /**
+   * `scope` (see ledgerScope) gives every service and application its own file; `monotonic`
+   * (default performance.now) is the clock pending creations are judged by.
+   */
+  constructor(
+    dataDir: string,
+    budget: ExportBudget,
+    now: () => number,
+    scope: string,
+    monotonic?: () => number,
+  ) {
     this.path = join(dataDir, `export-jobs-${scope}.json`);
     this.location = this.path;
     this.budget = budget;
     this.now = now;
+    this.claims = new ClaimJudge(monotonic);
   }
 
   /** Most recently created first. */
@@ -125,6 +140,23 @@ export class JobLedger implements LedgerStore {
     });
     if (reservation === undefined) throw new Error("ledger reservation did not run");
     return reservation;
+  }
+
+  async claimCreate(requestKey: string, owner: ClaimOwner): Promise<ClaimResult> {
+    let result: ClaimResult | undefined;
+    await this.mutate((file) => {
+      result = claimInFile(file, requestKey, owner, this.claims);
+    });
+    if (result === undefined) throw new Error("ledger claim did not run");
+    return result;
+  }
+
+  async renewCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void> {
+    await this.mutate((file) => renewInFile(file, requestKey, owner));
+  }
+
+  async releaseCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void> {
+    await this.mutate((file) => releaseInFile(file, requestKey, owner));
   }
 
   /** The service no longer knows this job: it is kept for the record but never reused. */

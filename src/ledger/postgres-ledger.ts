@@ -1,7 +1,9 @@
 import type { PoolClient } from "pg";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
+import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
 import { newEntry, safeJob } from "./entry.js";
+import { PostgresClaims } from "./postgres-claims.js";
 import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";
 import {
@@ -23,6 +25,7 @@ import {
 export class PostgresLedger implements LedgerStore {
   readonly location: string;
   private readonly db: PostgresConnection;
+  private readonly claims: PostgresClaims;
 
   /** Connects on first use (pg is loaded only then); `scope` as for the file ledger. */
   constructor(
@@ -30,9 +33,12 @@ export class PostgresLedger implements LedgerStore {
     private readonly budget: ExportBudget,
     private readonly now: () => number,
     private readonly scope: string,
+    /** The clock pending creations are judged by (default performance.now). */
+    monotonic?: () => number,
   ) {
     this.location = describeDatabase(url);
     this.db = new PostgresConnection(url, this.location);
+    this.claims = new PostgresClaims(this.db, scope, new ClaimJudge(monotonic));
   }
 
   async list(limit = 20): Promise<LedgerEntry[]> {
@@ -143,6 +149,18 @@ export class PostgresLedger implements LedgerStore {
       ]);
       return { reserved: true, status: budgetStatus([...times, at], until, this.budget, at) };
     });
+  }
+
+  claimCreate(requestKey: string, owner: ClaimOwner): Promise<ClaimResult> {
+    return this.claims.claim(requestKey, owner);
+  }
+
+  renewCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void> {
+    return this.claims.renew(requestKey, owner);
+  }
+
+  releaseCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void> {
+    return this.claims.release(requestKey, owner);
   }
 
   async markLost(jobId: string): Promise<void> {

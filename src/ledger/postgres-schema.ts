@@ -42,6 +42,18 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       );
     `,
   },
+  {
+    version: 2,
+    name: "pending export creations",
+    sql: `
+      CREATE TABLE crm_export_create_claims (
+        scope text NOT NULL,
+        request_key text NOT NULL,
+        owner jsonb NOT NULL,
+        PRIMARY KEY (scope, request_key)
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

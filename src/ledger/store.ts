@@ -2,6 +2,7 @@ import { DOWNLOAD_URL_VALIDITY_HOURS } from "../api/limits.js";
 import type { CreateExportJobRequest, ExportJob, ExportStatus } from "../api/schemas.js";
 import { isRegularFile } from "../regular-file.js";
 import type { BudgetStatus } from "./budget.js";
+import type { ClaimOwner, ClaimResult } from "./create-claims.js";
 
 /**
  * What the tools need of the export-job ledger and budget, whatever keeps them: files in
@@ -31,6 +32,16 @@ export interface LedgerStore {
    * any of them records.
    */
   reserveCreate(): Promise<CreateReservation>;
+  /**
+   * Claims the creation of the job for `requestKey` (create-claims.ts) in one atomic step for
+   * every process sharing the store: granted when nobody holds it, when `owner` already does,
+   * or when the holder's claim was abandoned; otherwise the holder is returned.
+   */
+  claimCreate(requestKey: string, owner: ClaimOwner): Promise<ClaimResult>;
+  /** Stores the owner's new `renewal` while the claim is still its own. */
+  renewCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void>;
+  /** Ends the owner's claim (after the job was recorded, or the create failed). */
+  releaseCreateClaim(requestKey: string, owner: ClaimOwner): Promise<void>;
   /** The service no longer knows this job: it is kept for the record but never reused. */
   markLost(jobId: string): Promise<void>;
   recordRateLimit(retryAfterMs: number | undefined): Promise<void>;

@@ -14,6 +14,7 @@ import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
 import { blankToUndefined } from "../text-input.js";
+import { type CreateClaim, claimCreation } from "./create-claim.js";
 import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
 import { followJob, pendingDownload } from "./export-flow.js";
 import { pollOnce } from "./export-polling.js";
@@ -98,20 +99,30 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     // Find-or-create runs one at a time per request in this process: an identical call arriving
     // while a create is in flight waits for it and then finds the job running instead of
     // creating a second one.
-    const releaseKey = await lockRequestKey(runtime, key);
-    try {
-      const reusable = force ? undefined : await runtime.ledger.findReusable(key, { rangeEndsAt });
+    const lookUp = async (): Promise<void> => {
+      const reusable = await runtime.ledger.findReusable(key, { rangeEndsAt });
       if (reusable !== undefined) {
         job = reusable.job;
         reusedCreatedAt = reusable.job.created_at ?? reusable.requested_at;
         note = `Answered from the local ledger: identical job ${reusable.job_id} (created ${reusedCreatedAt}) is completed and its file or URL is still valid. Pass "force": true for a new job with fresh data.`;
-      } else if (!force) {
-        const pending = await runningJob(runtime, key, call);
-        if (pending !== undefined) {
-          job = pending.job;
-          reusedCreatedAt = pending.job.created_at ?? pending.requested_at;
-          note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
-        }
+        return;
+      }
+      const pending = await runningJob(runtime, key, call);
+      if (pending !== undefined) {
+        job = pending.job;
+        reusedCreatedAt = pending.job.created_at ?? pending.requested_at;
+        note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
+      }
+    };
+    const releaseKey = await lockRequestKey(runtime, key);
+    let claim: CreateClaim | undefined;
+    try {
+      if (!force) await lookUp();
+      // Another server process on the same ledger may be creating this job right now: the claim
+      // lets one create it while the others wait, then find and join it.
+      if (job === undefined && !force) {
+        claim = await claimCreation(runtime, key, call);
+        if (claim.waited) await lookUp();
       }
 
       if (job === undefined) {
@@ -142,6 +153,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         await runtime.ledger.recordCreated(request, key, job, call.principal);
       }
     } finally {
+      await claim?.release();
       releaseKey();
     }
 

@@ -13,5 +13,5 @@ describeLedgerStore("file ledger", {
   async teardown() {
     rmSync(dir, { recursive: true, force: true });
   },
-  open: (scope, budget, now) => new JobLedger(dir, budget, now, scope),
+  open: (scope, budget, now, monotonic) => new JobLedger(dir, budget, now, scope, monotonic),
 });

@@ -20,7 +20,8 @@ describe.skipIf(skipPostgres())("PostgreSQL ledger", () => {
   });
 
   describeLedgerStore("PostgreSQL", {
-    open: (scope, budget, now) => new PostgresLedger(url(), budget, now, scope),
+    open: (scope, budget, now, monotonic) =>
+      new PostgresLedger(url(), budget, now, scope, monotonic),
   });
 
   it("migrates once across processes starting together and refuses a newer schema", async () => {

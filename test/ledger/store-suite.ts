@@ -1,9 +1,17 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CreateExportJobRequest, ExportJob } from "../../src/api/schemas.js";
 import type { ExportBudget } from "../../src/ledger/budget.js";
+import {
+  CLAIM_LEASE_MS,
+  CLAIM_MAX_MS,
+  type ClaimOwner,
+  holdClaim,
+  newClaimOwner,
+} from "../../src/ledger/create-claims.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 
 /**
@@ -12,7 +20,13 @@ import type { LedgerStore } from "../../src/ledger/store.js";
  * test (as a second process would open it) and a fresh state per test (`scope`).
  */
 export interface StoreFixture {
-  open(scope: string, budget: ExportBudget, now: () => number): LedgerStore;
+  /** `monotonic`: the clock the store judges other processes' pending creations by. */
+  open(
+    scope: string,
+    budget: ExportBudget,
+    now: () => number,
+    monotonic?: () => number,
+  ): LedgerStore;
   /** Called once before the suite (e.g. start a database); may return a teardown. */
   setup?(): Promise<void>;
   teardown?(): Promise<void>;
@@ -44,8 +58,8 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
     let counter = 0;
     const opened: LedgerStore[] = [];
     const budget = { count: 10, windowSeconds: 600 };
-    const open = (now: () => number, b: ExportBudget = budget) => {
-      const store = fixture.open(scope, b, now);
+    const open = (now: () => number, b: ExportBudget = budget, monotonic?: () => number) => {
+      const store = fixture.open(scope, b, now, monotonic);
       opened.push(store);
       return store;
     };
@@ -254,6 +268,79 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       expect(entry?.file_path).toBe(path);
       await store.recordDownload("old", path, 2);
       expect((await store.get("old"))?.file_removed_at).toBeUndefined();
+    });
+
+    describe("pending creations (claims)", () => {
+      const now = () => Date.parse("2026-01-01T00:00:00Z");
+      const elsewhere = (token: string, renewal = 0): ClaimOwner => ({
+        pid: 4242,
+        host: "another-host.invalid",
+        token,
+        renewal,
+      });
+
+      it("grants one claim per request key across openers until released", async () => {
+        const first = open(now);
+        const second = open(now);
+        const mine = newClaimOwner();
+        const unhold = holdClaim(mine);
+        try {
+          expect(await first.claimCreate("k1", mine)).toEqual({ claimed: true });
+          // The holder asking again keeps it; another key is free.
+          expect(await first.claimCreate("k1", mine)).toEqual({ claimed: true });
+          const other = newClaimOwner();
+          expect(await second.claimCreate("k2", other)).toEqual({ claimed: true });
+          const refused = await second.claimCreate("k1", elsewhere("b"));
+          expect(refused).toEqual({ claimed: false, holder: mine });
+          await first.releaseCreateClaim("k1", elsewhere("not-the-holder"));
+          expect((await second.claimCreate("k1", elsewhere("b"))).claimed).toBe(false);
+          await first.releaseCreateClaim("k1", mine);
+          expect(await second.claimCreate("k1", elsewhere("b"))).toEqual({ claimed: true });
+        } finally {
+          unhold();
+        }
+      });
+
+      it("takes over at once the claim of a process on this host that is gone", async () => {
+        const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+        await new Promise((resolve) => child.once("exit", resolve));
+        const dead: ClaimOwner = { pid: child.pid ?? 0, host: hostname(), token: "d", renewal: 0 };
+        const first = open(now);
+        expect(await first.claimCreate("k1", dead)).toEqual({ claimed: true });
+        // The first look already decides: no lease to wait out, no clock asked.
+        const second = open(now, budget, () => 0);
+        expect(await second.claimCreate("k1", elsewhere("b"))).toEqual({ claimed: true });
+      });
+
+      it("takes over a claim from another host once renewals stop for the lease, or after the bound", async () => {
+        let t = 0;
+        const first = open(now);
+        const observer = open(now, budget, () => t);
+        const holder = elsewhere("h");
+        expect(await first.claimCreate("k1", holder)).toEqual({ claimed: true });
+        expect((await observer.claimCreate("k1", elsewhere("o"))).claimed).toBe(false);
+        t += CLAIM_LEASE_MS - 1;
+        expect((await observer.claimCreate("k1", elsewhere("o"))).claimed).toBe(false);
+        // Renewed: the lease starts over from when the observer saw the renewal.
+        holder.renewal += 1;
+        await first.renewCreateClaim("k1", holder);
+        expect((await observer.claimCreate("k1", elsewhere("o"))).claimed).toBe(false);
+        t += CLAIM_LEASE_MS - 1;
+        expect((await observer.claimCreate("k1", elsewhere("o"))).claimed).toBe(false);
+        t += 2;
+        expect(await observer.claimCreate("k1", elsewhere("o"))).toEqual({ claimed: true });
+
+        // A claim renewed all along is still taken once it outlives the bound.
+        const stuck = elsewhere("s");
+        expect(await first.claimCreate("k2", stuck)).toEqual({ claimed: true });
+        for (let waited = 0; waited <= CLAIM_MAX_MS; waited += CLAIM_LEASE_MS / 2) {
+          expect((await observer.claimCreate("k2", elsewhere("o"))).claimed).toBe(false);
+          stuck.renewal += 1;
+          await first.renewCreateClaim("k2", stuck);
+          t += CLAIM_LEASE_MS / 2;
+        }
+        expect(await observer.claimCreate("k2", elsewhere("o"))).toEqual({ claimed: true });
+      });
     });
   });
 }
