@@ -2,13 +2,14 @@ import { formatCount, percent } from "../format.js";
 import { abReadout, type RoundDerived } from "./ab-readout.js";
 import { CONTROL_GROUP, MAX_KEY_BYTES } from "./campaign-columns.js";
 import type { CampaignTally } from "./campaign-tally.js";
+import { distinctOver } from "./distinct-users.js";
 import { ROLE_NAMES } from "./event-roles.js";
 import { U64Map } from "./hash-table.js";
 import { NO_TIME } from "./local-time.js";
 import { AMOUNT_KEYS, amountOf, CURRENCY_KEYS, type CurrencySums, mostUsed } from "./revenue.js";
-import type { RoundAcc } from "./round-table.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignRound, CampaignSummary } from "./schemas.js";
+import { roundsPhrase, scheduleOf } from "./send-rounds.js";
 import { quantileSorted, ratio, round6 } from "./stats.js";
 
 /**
@@ -27,33 +28,6 @@ export interface CampaignFile {
 /** Code-unit order: the same on every machine (localeCompare is not). */
 function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Keys counted per pass of `distinctOver`: its set stays a few MB whatever the file. */
-const KEYS_PER_PASS = 1 << 18;
-
-/**
- * The number of distinct users over all rounds of one of their maps. The file-wide counts are
- * made here, once, rather than in file-wide sets beside the rounds' maps on every row: the
- * threads then hold and merge only the rounds' maps. The keys are counted in passes over parts
- * of the key space (by the high key half's low bits), so the set of a pass stays small.
- */
-function distinctOver(rounds: readonly RoundAcc[], mapOf: (r: RoundAcc) => U64Map): number {
-  let total = 0;
-  for (const r of rounds) total += mapOf(r).size;
-  let parts = 1;
-  while (total / parts > KEYS_PER_PASS) parts *= 2;
-  let distinct = 0;
-  for (let part = 0; part < parts; part++) {
-    const seen = U64Map.forEntries(Math.ceil(total / parts), false);
-    for (const r of rounds) {
-      mapOf(r).forEach((hi, lo) => {
-        if ((hi & (parts - 1)) === part) seen.add(hi, lo);
-      });
-    }
-    distinct += seen.size;
-  }
-  return distinct;
 }
 
 export function campaignResult(tally: CampaignTally, file: CampaignFile): CampaignSummary {
@@ -294,42 +268,6 @@ function currencyList(sums: CurrencySums): CampaignSummary["revenue"]["by_curren
 function listed(items: string[], max = 12): string {
   const shown = items.slice(0, max).join(", ");
   return items.length > max ? `${shown} and ${items.length - max} more` : shown;
-}
-
-/**
- * Send rounds as a reader counts them: one per task_id + scheduled_at, however many groups
- * (A/B arms, control) it was split into. The contract's rounds[] stays one per group.
- */
-function scheduleOf(rounds: CampaignRound[]): CampaignSummary["schedule"] {
-  const sends = new Set<string>();
-  const groups = new Set<string>();
-  let first: string | null = null;
-  let last: string | null = null;
-  for (const r of rounds) {
-    // JSON of the pair: no separator a task_id could contain can merge two rounds.
-    sends.add(JSON.stringify([r.task_id, r.scheduled_at]));
-    groups.add(r.group);
-    // `YYYY-MM-DD HH:mm:ss` (spec 2.4) sorts as text.
-    if (first === null || r.scheduled_at < first) first = r.scheduled_at;
-    if (last === null || r.scheduled_at > last) last = r.scheduled_at;
-  }
-  return {
-    send_rounds: sends.size,
-    groups: [...groups].sort(),
-    first_scheduled_at: first,
-    last_scheduled_at: last,
-  };
-}
-
-/** "1 send round (3 groups incl. control)", "2 send rounds", ... */
-export function roundsPhrase(s: CampaignSummary): string {
-  const { send_rounds: count } = s.schedule;
-  // A round with no group is not an A/B arm.
-  const groups = s.schedule.groups.filter((g) => g !== "");
-  const head = `${formatCount(count)} send round${count === 1 ? "" : "s"}`;
-  if (groups.length < 2) return head;
-  const control = groups.includes(CONTROL_GROUP) ? " incl. control" : "";
-  return `${head} (${groups.length} groups${control})`;
 }
 
 function oneLine(s: CampaignSummary): string {

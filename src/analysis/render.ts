@@ -1,8 +1,8 @@
 import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
 import { CONTROL_GROUP } from "./campaign-columns.js";
-import { roundsPhrase } from "./campaign-result.js";
 import { safeText } from "./safe-text.js";
 import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
+import { roundsPhrase } from "./send-rounds.js";
 
 /**
  * Markdown for a model or a person: a few short paragraphs and compact tables, under 4,000
