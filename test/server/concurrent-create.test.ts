@@ -88,18 +88,32 @@ async function raceIdenticalCreates(one: Client, two: Client, daysAgo: number) {
     times: 2,
   });
   const before = sandbox.faults.requestCounts.create_export_job;
+  const progress: string[] = [];
+  const onprogress = (p: { message?: string }) => {
+    if (p.message !== undefined) progress.push(p.message);
+  };
   const results = (await Promise.all([
-    one.callTool({ name: "start_export", arguments: args }),
-    two.callTool({ name: "start_export", arguments: args }),
+    one.callTool({ name: "start_export", arguments: args }, { onprogress }),
+    two.callTool({ name: "start_export", arguments: args }, { onprogress }),
   ])) as Result[];
   sandbox.faults.clear();
-  return { results, creates: sandbox.faults.requestCounts.create_export_job - before };
+  return { results, creates: sandbox.faults.requestCounts.create_export_job - before, progress };
 }
 
-function check(results: Result[], creates: number): void {
+function check({
+  results,
+  creates,
+  progress,
+}: {
+  results: Result[];
+  creates: number;
+  progress: string[];
+}): void {
   const text = (r: Result) => r.content.map((c) => c.text ?? "").join("\n");
   for (const result of results) expect(result.isError, text(result)).toBeFalsy();
   expect(creates).toBe(1);
+  // The call that waited said so while it waited.
+  expect(progress.some((m) => /being created by another server process/.test(m))).toBe(true);
   const ids = results.map((r) => (r.structuredContent?.job as { _id?: string } | undefined)?._id);
   expect(ids[0]).toBeTypeOf("string");
   expect(ids[1]).toBe(ids[0]);
@@ -114,8 +128,7 @@ describe("identical creates in two processes at once", () => {
   it("make one job when the processes share a data folder", async () => {
     const dataDir = await folder();
     const [one, two] = await Promise.all([server(dataDir), server(dataDir)]);
-    const { results, creates } = await raceIdenticalCreates(one, two, 3);
-    check(results, creates);
+    check(await raceIdenticalCreates(one, two, 3));
   }, 90_000);
 
   describe.skipIf(skipPostgres())("sharing a PostgreSQL database", () => {
@@ -133,8 +146,7 @@ describe("identical creates in two processes at once", () => {
         server(await folder(), db.url),
         server(await folder(), db.url),
       ]);
-      const { results, creates } = await raceIdenticalCreates(one, two, 4);
-      check(results, creates);
+      check(await raceIdenticalCreates(one, two, 4));
     }, 90_000);
   });
 });
