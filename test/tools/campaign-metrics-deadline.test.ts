@@ -72,12 +72,12 @@ function holdFor(ms: number, held: Held[]) {
 
 describe("campaign_metrics' bound for all of a call's requests", () => {
   it("ends at the bound though each request alone would fit in it, saying how far it got and what to do", async () => {
-    // A window of 3 requests (540 days), each answered after 2 s: under a per-request bound of
-    // 3 s all three would be answered; under one bound for the call, the second is cut at 3 s
-    // and the third never sent.
+    // A window of 3 requests (540 days), each answered after 3 s: under a per-request bound of
+    // 4.5 s all three would be answered; under one bound for the call, the second is cut at
+    // 4.5 s (1.5 s before its answer) and the third never sent.
     const held: Held[] = [];
-    fixture.setDefault(holdFor(2_000, held));
-    const client = await connect({ CRM_METRICS_CALL_SECONDS: "3" });
+    fixture.setDefault(holdFor(3_000, held));
+    const client = await connect({ CRM_METRICS_CALL_SECONDS: "4.5" });
     const messages: string[] = [];
     const result = toResult(
       await client.callTool(
@@ -90,7 +90,7 @@ describe("campaign_metrics' bound for all of a call's requests", () => {
     );
     expect(result.isError).toBe(true);
     expect(result.text).toContain(
-      "campaign_metrics stopped after 3 s, its bound for all of a call's requests (CRM_METRICS_CALL_SECONDS): the service had answered 1 of the 3 requests this window takes (one per 180 days).",
+      "campaign_metrics stopped after 4.5 s, its bound for all of a call's requests (CRM_METRICS_CALL_SECONDS): the service had answered 1 of the 3 requests this window takes (one per 180 days).",
     );
     expect(result.text).toContain(
       "Retry shortly, or ask for a shorter window, e.g. campaign_metrics",
