@@ -91,7 +91,9 @@ function jsonEscaped(value: string): string {
   return JSON.stringify(value).slice(1, -1);
 }
 
-const URL_QUERY = /(https?:\/\/[^\s"'<>?#]+)\?[^\s"'<>#]*/gi;
+// A backslash ends a URL too: inside JSON text a URL's closing quote is escaped (\"), and masking
+// the backslash with the query would leave the quote bare and the JSON broken.
+const URL_QUERY = /(https?:\/\/[^\s"'<>?#\\]+)\?[^\s"'<>#\\]*/gi;
 const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?)[^\s"',}]+/gi;
 
 /** Returns `text` with every registered secret, URL query string and Authorization value masked. */

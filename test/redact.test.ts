@@ -102,3 +102,14 @@ describe("redact", () => {
     expect(redactUrl("not a url ?sig=path-secret-999")).not.toContain("path-secret-999");
   });
 });
+
+describe("URLs inside JSON text", () => {
+  it("masks a query string without breaking the JSON around it, escaped once or twice", () => {
+    const value = { rows: [['{"url":"https://shop.example/p?sig=abc&x=1"}', 2]] };
+    const once = redact(JSON.stringify(value));
+    const parsed = JSON.parse(once) as typeof value;
+    expect(parsed.rows[0]?.[0]).toBe('{"url":"https://shop.example/p?[REDACTED]"}');
+    const twice = redact(JSON.stringify(JSON.stringify(value)));
+    expect(JSON.parse(JSON.parse(twice) as string)).toEqual(parsed);
+  });
+});

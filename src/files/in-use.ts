@@ -22,3 +22,10 @@ export async function withFileInUse<T>(path: string, work: () => Promise<T>): Pr
 export function isFileInUse(path: string): boolean {
   return readers.has(resolve(path));
 }
+
+/** Runs `work` with every one of `paths` marked in use (see withFileInUse). */
+export function withFilesInUse<T>(paths: string[], work: () => Promise<T>): Promise<T> {
+  const [first, ...rest] = paths;
+  if (first === undefined) return work();
+  return withFileInUse(first, () => withFilesInUse(rest, work));
+}

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DuckDBPreparedStatement } from "@duckdb/node-api";
 import type { QueryLimits } from "../config.js";
-import { loadDuckDb } from "./engine.js";
+import { type DuckDb, loadDuckDb } from "./engine.js";
 import { QueryError } from "./errors.js";
 import type { EventsFile } from "./events-view.js";
 import { openSession, type QuerySession } from "./session.js";
@@ -46,8 +46,17 @@ export interface QueryOptions {
   signal?: AbortSignal;
 }
 
-/** Runs one read-only statement in a fresh locked-down session, within the time limit. */
-export async function runQuery(options: QueryOptions): Promise<QueryResult> {
+/** What a session needs, without the statement: the files, limits and where to spill. */
+export type SessionOptions = Pick<
+  QueryOptions,
+  "events" | "scenarios" | "limits" | "spillParent" | "signal"
+>;
+
+/** Opens a fresh locked-down session over the files, runs `work` in it, and closes it. */
+export async function withSession<T>(
+  options: SessionOptions,
+  work: (duck: DuckDb, session: QuerySession) => Promise<T>,
+): Promise<T> {
   const duck = await loadDuckDb();
   if (options.signal?.aborted) throw cancelled();
   const spillFolder = await mkdtemp(join(options.spillParent, "query-spill-"));
@@ -60,18 +69,25 @@ export async function runQuery(options: QueryOptions): Promise<QueryResult> {
       spillFolder,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    const prepared = await prepareReadOnly(duck, session.connection, options.sql);
-    return await withDeadline(session, options, () => readCapped(prepared, options));
+    return await work(duck, session);
   } finally {
     session?.close();
     await rm(spillFolder, { recursive: true, force: true });
   }
 }
 
+/** Runs one read-only statement in a fresh locked-down session, within the time limit. */
+export function runQuery(options: QueryOptions): Promise<QueryResult> {
+  return withSession(options, async (duck, session) => {
+    const prepared = await prepareReadOnly(duck, session.connection, options.sql);
+    return withDeadline(session, options, () => readCapped(prepared, options));
+  });
+}
+
 /** Interrupts the running statement when the time limit passes or the caller cancels. */
-async function withDeadline<T>(
+export async function withDeadline<T>(
   session: QuerySession,
-  options: QueryOptions,
+  options: Pick<QueryOptions, "limits" | "signal">,
   work: () => Promise<T>,
 ): Promise<T> {
   let reason: "timeout" | "cancelled" | undefined;
@@ -82,16 +98,20 @@ async function withDeadline<T>(
   const timer = setTimeout(() => stop("timeout"), options.limits.timeoutSeconds * 1000);
   const onAbort = () => stop("cancelled");
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  const stopped = () =>
+    reason === "timeout"
+      ? new QueryError(
+          `the query ran past the ${options.limits.timeoutSeconds}-second limit (CRM_QUERY_TIMEOUT_SECONDS) and was stopped. Narrow it: filter by event_type or time, aggregate before sorting, or avoid joins that multiply rows.`,
+          "timeout",
+        )
+      : cancelled();
   try {
-    return await work();
+    const result = await work();
+    // An interrupted stream may end as if it were complete: its counts would be wrong.
+    if (reason !== undefined) throw stopped();
+    return result;
   } catch (error) {
-    if (reason === "timeout") {
-      throw new QueryError(
-        `the query ran past the ${options.limits.timeoutSeconds}-second limit (CRM_QUERY_TIMEOUT_SECONDS) and was stopped. Narrow it: filter by event_type or time, aggregate before sorting, or avoid joins that multiply rows.`,
-        "timeout",
-      );
-    }
-    if (reason === "cancelled") throw cancelled();
+    if (reason !== undefined) throw stopped();
     if (error instanceof QueryError) throw error;
     throw sqlError(error);
   } finally {

@@ -46,7 +46,7 @@ export default defineTool({
   name: "campaign_metrics",
   title: "Campaign metrics",
   description: `Campaigns with a round in a time window, ranked, with sent, received, opens, clicks, purchases, revenue and cost (per currency) summed over their rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
-Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days (about 3 years) within ${DEFAULT_METRICS_CALL_SECONDS} s (configurable).
+Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days within ${DEFAULT_METRICS_CALL_SECONDS} s.
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,

@@ -13,6 +13,7 @@ import { CatalogError } from "../catalog.js";
 import { clipEchoes } from "../clip.js";
 import { ConfigError } from "../config.js";
 import { callHint } from "../format.js";
+import { QueryError } from "../query/errors.js";
 import { redact } from "../redact.js";
 import {
   CallDeadlineError,
@@ -47,7 +48,8 @@ function describe(error: unknown): string {
     error instanceof DownloadPendingError ||
     error instanceof ExportJobLostError ||
     error instanceof ExportNotReadyError ||
-    error instanceof AnalysisError
+    error instanceof AnalysisError ||
+    error instanceof QueryError
   ) {
     return error.message;
   }

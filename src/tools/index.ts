@@ -1,5 +1,6 @@
 import campaignMetrics from "./campaign-metrics.js";
 import checkExport from "./check-export.js";
+import queryExport from "./query-export.js";
 import recommendProducts from "./recommend-products.js";
 import startExport from "./start-export.js";
 import summarizeExport from "./summarize-export.js";
@@ -14,5 +15,6 @@ export const TOOLS: ToolDefinition[] = [
   startExport,
   checkExport,
   summarizeExport,
+  queryExport,
   recommendProducts,
 ];

@@ -1,5 +1,3 @@
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import {
   campaignSummaryOutputSchema,
@@ -7,28 +5,16 @@ import {
   scenarioSummaryOutputSchema,
   summarizeFile,
 } from "../analysis/index.js";
-import { ApiError } from "../api/errors.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
 import { withFileInUse } from "../files/in-use.js";
-import { callHint, formatByteProgress, formatBytes } from "../format.js";
-import { isRegularFile } from "../regular-file.js";
+import { formatBytes } from "../format.js";
 import { writeReportFile } from "../report/files.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
-import { currentJob } from "./export-current-job.js";
-import { awaitDownload } from "./export-download.js";
-import { assertNotFailed } from "./export-result.js";
+import { absoluteFile, exportFilePath } from "./export-file.js";
 import { exportVsMetrics } from "./metrics-vs-export.js";
 import { jobIdParam, resultBase } from "./params.js";
 import { defineTool } from "./tool.js";
-import {
-  DownloadPendingError,
-  ExportCallError,
-  ExportNotReadyError,
-  ToolInputError,
-} from "./tool-errors.js";
-
-/** How long summarize_export waits for a job's file before pointing to check_export. */
-const DOWNLOAD_WAIT_MS = 20_000;
+import { ToolInputError } from "./tool-errors.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({
@@ -48,7 +34,7 @@ const inputSchema = z.strictObject({
   report: z
     .boolean()
     .optional()
-    .describe("true: also write the charts as an HTML file, linked as a crm-report:// resource."),
+    .describe("true: also write the charts as an HTML file (crm-report:// link)."),
 });
 
 const campaign = campaignSummaryOutputSchema.omit({ kind: true, summary: true }).partial();
@@ -78,9 +64,9 @@ const outputSchema = z.object({
 export default defineTool({
   name: "summarize_export",
   title: "Summarize an export file",
-  description: `Summarize a campaign CSV or scenario XLSX export: the numbers an analyst asks for, computed on the server in one pass. Use after start_export/check_export (job_id) or on a local file.
-Campaign: rounds per task, time and group (sent, received, failed, opens, clicks, conversions, distinct users), delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: each node's totals, daily trend, sheet checks, branch A vs B.
-Limits: .csv/.xlsx only; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. For other questions use query_export.
+  description: `Summarize a campaign CSV or scenario XLSX export on the server, in one pass. Use after start_export/check_export (job_id) or on a local file.
+Campaign: rounds per task, time and group (sent, received, failed, opens, clicks, conversions, users), delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: node totals, daily trend, sheet checks, branch A vs B.
+Limits: .csv/.xlsx only; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. Other questions: query_export.
 Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
   inputSchema,
   outputSchema,
@@ -100,38 +86,13 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         "Give exactly one of job_id (from start_export or check_export) or file (a local .csv/.xlsx path).",
       );
     }
-    let path = file === undefined ? undefined : absoluteFile(file);
-    if (jobId !== undefined) {
-      const entry = await runtime.ledger.get(jobId);
-      if (entry?.file_path !== undefined && (await isRegularFile(entry.file_path))) {
-        path = entry.file_path;
-      } else {
-        const { job, context } = await currentJob(runtime, jobId, entry, call);
-        assertNotFailed(job);
-        if (job.status !== "completed") {
-          throw new ExportNotReadyError(
-            jobId,
-            `export job ${jobId} is ${job.status} on the service, so it has no file yet (the job is fine; generation takes tens of seconds to minutes). Next: ${callHint("check_export", { job_id: jobId, wait_seconds: 30 })}, then summarize_export again once it is completed.`,
-          );
-        }
-        const download = await awaitDownload(runtime, job, call, entry, DOWNLOAD_WAIT_MS).catch(
-          (error: unknown) => {
-            // With the job attached, the text names the exact call that retries the download.
-            throw error instanceof ApiError ? new ExportCallError(error, context) : error;
-          },
-        );
-        if (download.state === "downloading") {
-          throw new DownloadPendingError(
-            jobId,
-            `The file of export job ${jobId} is still downloading in the background (${formatByteProgress(download.bytes, download.totalBytes)}); the download continues. Wait for it with check_export {"job_id": "${jobId}", "wait_seconds": 30}, then call summarize_export again.`,
-          );
-        }
-        path = download.info.path;
-      }
-    }
+    const path =
+      jobId === undefined
+        ? absoluteFile(file as string)
+        : await exportFilePath(runtime, jobId, call, "summarize_export");
     // Marked in use: the retention sweep must not remove the file while it is being read.
-    const result = await withFileInUse(path as string, () =>
-      summarizeFile(path as string, {
+    const result = await withFileInUse(path, () =>
+      summarizeFile(path, {
         ...(args.conversion_event_type !== undefined
           ? { conversionEventType: args.conversion_event_type }
           : {}),
@@ -171,18 +132,3 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
     };
   },
 });
-
-/**
- * The server's working folder is not the user's (a client starts it anywhere), so a relative
- * path would silently name another file: only absolute paths, with a leading ~ expanded.
- */
-function absoluteFile(file: string): string {
-  const expanded = file === "~" || file.startsWith("~/") ? join(homedir(), file.slice(1)) : file;
-  if (!isAbsolute(expanded)) {
-    throw new ToolInputError(
-      "file",
-      `file must be an absolute path (e.g. /Users/me/exports/campaign.csv or ~/exports/campaign.csv); "${file}" is relative, and the server's working folder is not yours. For a file this server downloaded, pass job_id instead.`,
-    );
-  }
-  return expanded;
-}

@@ -1,0 +1,135 @@
+import { mkdir } from "node:fs/promises";
+import { z } from "zod";
+import { withFilesInUse } from "../files/in-use.js";
+import { describeExports, type ExportDescription } from "../query/describe.js";
+import { MAX_CELL_CHARS, queryFiles, resolveSources } from "../query/index.js";
+import { renderDescription, renderQueryTable } from "../query/render.js";
+import { requireInsideFolder } from "../query/sources.js";
+import { absoluteFile, exportFilePath } from "./export-file.js";
+import { checkInteger, resultBase } from "./params.js";
+import { defineTool } from "./tool.js";
+import { ToolInputError } from "./tool-errors.js";
+
+const DEFAULT_MAX_ROWS = 100;
+const MAX_ROWS = 1000;
+/** Rows the text table shows; the structured rows may hold more. */
+const TEXT_ROWS = 30;
+
+const inputSchema = z.strictObject({
+  sql: z.string().optional().describe("One SELECT; omit to describe the data"),
+  job_ids: z.array(z.string()).optional().describe("job._id values of export jobs"),
+  files: z.array(z.string()).optional().describe("Export paths in the data folder"),
+  max_rows: z
+    .number()
+    .meta({ minimum: 1, maximum: MAX_ROWS })
+    .optional()
+    .describe(`default ${DEFAULT_MAX_ROWS}`),
+});
+
+const column = z.object({ name: z.string(), type: z.string() });
+const outputSchema = z.object({
+  ...resultBase,
+  columns: z.array(column).optional(),
+  rows: z.array(z.array(z.unknown())).optional(),
+  row_count: z.number().optional().describe("rows of the whole result"),
+  truncated_by: z.enum(["max_rows", "characters"]).optional(),
+  files: z.array(z.object({ path: z.string(), job_id: z.string().nullable() })),
+  description: z.unknown().optional().describe("without sql: tables, event types, keys, rounds"),
+});
+
+export default defineTool({
+  name: "query_export",
+  title: "SQL over export files",
+  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, TIMESTAMP times, NULL if empty, job_id; (event_properties->>'amount')); scenario XLSX: scenario_nodes, scenario_days.
+No sql: the tables, event types, JSON keys, rounds, example queries. max_rows caps rows; row_count counts all.
+Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, count(*) FROM events GROUP BY 1"}`,
+  inputSchema,
+  outputSchema,
+  annotations: {
+    title: "SQL over export files",
+    readOnlyHint: true,
+    idempotentHint: true,
+    openWorldHint: true,
+  },
+  async handler(args, runtime, call) {
+    checkInteger(args.max_rows, "max_rows", 1, MAX_ROWS);
+    const jobIds = (args.job_ids ?? []).map((id) => id.trim()).filter((id) => id !== "");
+    const files = (args.files ?? []).map((f) => f.trim()).filter((f) => f !== "");
+    if (jobIds.length === 0 && files.length === 0) {
+      throw new ToolInputError(
+        "job_ids",
+        "Give job_ids (from start_export or check_export) and/or files (paths of downloaded exports).",
+      );
+    }
+    const chosen: { path: string; jobId: string | null }[] = [];
+    for (const [i, jobId] of jobIds.entries()) {
+      await call.progress(i, `finding the file of export job ${jobId}`, jobIds.length);
+      chosen.push({ path: await exportFilePath(runtime, jobId, call, "query_export"), jobId });
+    }
+    for (const file of files) chosen.push({ path: absoluteFile(file, "files"), jobId: null });
+    const base = {
+      files: chosen,
+      limits: runtime.config.query,
+      spillParent: runtime.dataFolder,
+      checkSource: requireInsideFolder(runtime.dataFolder),
+      signal: call.signal,
+    };
+    await mkdir(runtime.dataFolder, { recursive: true });
+    const sources = await resolveSources({ ...base, sql: "", maxRows: 0 });
+    const fileList = sources.map((s) => ({ path: s.path, job_id: s.jobId }));
+    // Marked in use: the retention sweep must not remove a file while a query reads it.
+    return withFilesInUse(
+      sources.map((s) => s.path),
+      async () => {
+        const sql = args.sql?.trim() ?? "";
+        if (sql === "") {
+          await call.progress(undefined, "reading the exports to describe them");
+          const description: ExportDescription = await describeExports({
+            events: sources
+              .filter((s) => s.kind === "campaign_csv")
+              .map((s) => ({ path: s.path, format: "csv" as const, jobId: s.jobId })),
+            scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
+            limits: runtime.config.query,
+            spillParent: runtime.dataFolder,
+            signal: call.signal,
+          });
+          const events = description.tables.find((t) => t.name === "events")?.rows ?? 0;
+          return {
+            structured: {
+              summary: `${sources.length} export file(s): ${events} event rows; tables, event types, JSON keys, rounds and ${description.examples.length} example queries.`,
+              files: fileList,
+              description,
+            },
+            text: renderDescription(description),
+          };
+        }
+        await call.progress(undefined, "running the query");
+        const maxRows = args.max_rows ?? DEFAULT_MAX_ROWS;
+        const result = await queryFiles({
+          ...base,
+          sql,
+          maxRows,
+          // Within the result's token budget (about 3.5 characters a token) with room to spare.
+          maxChars: Math.floor(runtime.config.resultMaxTokens * 2.5),
+        });
+        const { cells_cut, ...rest } = result;
+        const cut = result.truncated
+          ? `; ${result.rows.length} returned (cut by ${result.truncated_by})`
+          : "";
+        return {
+          structured: {
+            summary: `${result.row_count} row(s) × ${result.columns.length} column(s)${cut}.`,
+            ...rest,
+            files: fileList,
+            ...(cells_cut > 0
+              ? {
+                  next_step: `${cells_cut} cell(s) over ${MAX_CELL_CHARS} characters were cut; select substr(...) of long text.`,
+                }
+              : {}),
+          },
+          text: renderQueryTable(result, { maxRows: TEXT_ROWS }),
+        };
+      },
+    );
+  },
+});
