@@ -107,6 +107,7 @@ describe("the built bin over stdio", () => {
       expect([...names].sort()).toEqual([
         "campaign_metrics",
         "check_export",
+        "query_export",
         "recommend_products",
         "start_export",
         "summarize_export",
@@ -146,6 +147,14 @@ describe("the built bin over stdio", () => {
       const summary = await call("summarize_export", { job_id: jobId });
       expect(summary.isError, summary.content[0]?.text).toBeFalsy();
       expect(summary.structuredContent?.kind).toBe("scenario_daily_metrics");
+      // DuckDB, loaded on this first query, reads the same workbook's nodes.
+      const query = await call("query_export", {
+        job_ids: [jobId],
+        sql: "SELECT count(*), count(DISTINCT node_id) FROM scenario_nodes",
+      });
+      expect(query.isError, query.content[0]?.text).toBeFalsy();
+      const nodes = (summary.structuredContent?.nodes as unknown[] | undefined)?.length;
+      expect(query.structuredContent?.rows).toEqual([[nodes, nodes]]);
     } finally {
       child.stdin.end();
       await new Promise((resolve) => {
@@ -201,6 +210,7 @@ describe("the built bin over stdio", () => {
       expect(tools.map((t) => t.name).sort()).toEqual([
         "campaign_metrics",
         "check_export",
+        "query_export",
         "recommend_products",
         "start_export",
         "summarize_export",
