@@ -176,6 +176,9 @@ export function toPart(t: CampaignTally): { part: TallyPart; transfer: ArrayBuff
   return { part, transfer };
 }
 
+/** What a merged round's maps are replaced by in its part. */
+const MERGED: U64MapState = { slots: new Int32Array(0), stride: 2, size: 0 };
+
 /** Thrown when partial tallies cannot be merged exactly (a cap was reached): read in one pass. */
 export class NeedsOnePass extends Error {
   override name = "NeedsOnePass";
@@ -238,6 +241,9 @@ export function mergePart(
     round.conversionUsers.mergeMin(U64Map.fromState(r.conversionUsers));
     round.controlUsers.mergeMin(U64Map.fromState(r.controlUsers));
     for (const name of r.channels) round.channels.add(channelIds.get(name) as number);
+    // Let go of the part's storage round by round: a collection during the merge can then free
+    // the rounds merged so far, instead of all of them waiting for the end (peak memory).
+    r.receipts = r.firstOpen = r.clickUsers = r.conversionUsers = r.controlUsers = MERGED;
   }
   for (const [code, e] of part.errorCodes) {
     const into = t.errorCodes.get(code);

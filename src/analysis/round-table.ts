@@ -136,6 +136,36 @@ function fmix(x: number): number {
   return h | 0;
 }
 
+const CACHE_SLOTS = 256;
+
+interface CachedKey {
+  /** the key fields' bytes one after the other, and where the first two end */
+  key: Uint8Array;
+  taskEnd: number;
+  scheduledEnd: number;
+  round: RoundAcc;
+}
+
+function cachedKeyOf(round: RoundAcc): CachedKey {
+  const task = Buffer.from(round.rawTask, "utf8");
+  const scheduled = Buffer.from(round.scheduled_at, "utf8");
+  const key = new Uint8Array(Buffer.concat([task, scheduled, Buffer.from(round.rawGroup, "utf8")]));
+  return { key, taskEnd: task.length, scheduledEnd: task.length + scheduled.length, round };
+}
+
+function sameBytes(
+  buf: Uint8Array,
+  s: number,
+  e: number,
+  key: Uint8Array,
+  ks: number,
+  ke: number,
+): boolean {
+  if (e - s !== ke - ks) return false;
+  for (let k = 0; k < e - s; k++) if (buf[s + k] !== key[ks + k]) return false;
+  return true;
+}
+
 export class RoundTable {
   readonly rounds: RoundAcc[] = [];
   /** key hash -> index in `rounds` */
@@ -147,6 +177,16 @@ export class RoundTable {
     private readonly sizesFor: (previous: RoundAcc | undefined, isControl: boolean) => RoundSizes,
   ) {}
 
+  /**
+   * A direct-mapped cache in front of the hash (slot: a few bytes and the lengths of the key
+   * fields), checked by comparing the key's bytes, which costs less than hashing them. It hits
+   * on every row whatever the order (a file holds few rounds, far fewer than slots), and a miss
+   * only falls back to the hash.
+   */
+  private readonly cache: (CachedKey | undefined)[] = new Array<CachedKey | undefined>(
+    CACHE_SLOTS,
+  ).fill(undefined);
+
   /** The row's round, created on first sight (its key fields then checked). */
   lookup(rec: CsvRecord): RoundAcc {
     if (
@@ -156,6 +196,36 @@ export class RoundTable {
     ) {
       return this.lookupDecoded(rec);
     }
+    const buf = rec.buf;
+    const ts = rec.starts[COL.task] as number;
+    const te = rec.ends[COL.task] as number;
+    const ss = rec.starts[COL.scheduled] as number;
+    const se = rec.ends[COL.scheduled] as number;
+    const gs = rec.starts[COL.group] as number;
+    const ge = rec.ends[COL.group] as number;
+    const slot =
+      ((te - ts) * 7 +
+        (ge - gs) * 131 +
+        (te > ts ? (buf[te - 1] as number) * 31 + (buf[ts + ((te - ts) >> 1)] as number) : 0) +
+        (se > ss ? (buf[se - 4] as number) * 17 + (buf[se - 7] as number) * 5 : 0) +
+        (ge > gs ? (buf[ge - 1] as number) * 3 : 0)) &
+      (CACHE_SLOTS - 1);
+    const cached = this.cache[slot];
+    if (
+      cached !== undefined &&
+      sameBytes(buf, ts, te, cached.key, 0, cached.taskEnd) &&
+      sameBytes(buf, ss, se, cached.key, cached.taskEnd, cached.scheduledEnd) &&
+      sameBytes(buf, gs, ge, cached.key, cached.scheduledEnd, cached.key.length)
+    ) {
+      return cached.round;
+    }
+    const round = this.lookupHashed(rec);
+    this.cache[slot] = cachedKeyOf(round);
+    return round;
+  }
+
+  /** The round by the hash of its key fields' bytes (none of them escaped). */
+  private lookupHashed(rec: CsvRecord): RoundAcc {
     const hash = this.hash;
     hashKey(
       rec.buf,
