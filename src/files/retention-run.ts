@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import type { ExportBudget } from "../ledger/budget.js";
 import { JobLedger } from "../ledger/ledger.js";
+import { sweepQueryCache } from "../query/cache-files.js";
 import { exportsFolder } from "./data-folder.js";
 import { fileSystemNow } from "./fs-clock.js";
 import { isFileInUse } from "./in-use.js";
@@ -33,6 +34,8 @@ export async function runRetention(run: RetentionRun): Promise<SweepResult> {
     now: run.now ?? (await fileSystemNow(folder)),
     inUse: run.inUse ?? isFileInUse,
   });
+  // The Parquet copies of removed (or changed) exports go with them.
+  await sweepQueryCache(run.dataFolder, folder, run.inUse ?? isFileInUse);
   if (result.removed.length === 0) return result;
   const names = await readdir(run.dataFolder).catch(() => [] as string[]);
   for (const name of names) {

@@ -54,6 +54,16 @@ function parquetReadSql(paths: string[]): string {
   return `read_parquet([${paths.map(sqlString).join(", ")}], filename = true)`;
 }
 
+/** The 13 columns as the CSV reader types them: what a Parquet copy stores. */
+export function typedColumnsSql(): string {
+  return COLUMN_LIST;
+}
+
+/** The columns of a Parquet copy, typed again (JSON is stored as text). */
+const PARQUET_COLUMNS = CAMPAIGN_CSV_COLUMNS.map(
+  (c) => `CAST(${sqlIdentifier(c)} AS ${columnType(c)}) AS ${sqlIdentifier(c)}`,
+).join(", ");
+
 /** The job ID of each file, looked up by the file name DuckDB reports for each row. */
 function jobIdSql(files: EventsFile[]): string {
   const known = files.filter((f) => f.jobId !== null);
@@ -79,7 +89,7 @@ export function eventsViewSql(files: EventsFile[]): string {
   const jobId = jobIdSql(files);
   if (csv.length > 0) parts.push(`SELECT ${COLUMN_LIST}, ${jobId} FROM ${csvReadSql(csv)}`);
   if (parquet.length > 0) {
-    parts.push(`SELECT ${COLUMN_LIST}, ${jobId} FROM ${parquetReadSql(parquet)}`);
+    parts.push(`SELECT ${PARQUET_COLUMNS}, ${jobId} FROM ${parquetReadSql(parquet)}`);
   }
   return `CREATE VIEW events AS ${parts.join(" UNION ALL ")}`;
 }

@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import type { QueryLimits } from "../config.js";
 import { QueryError } from "./errors.js";
-import type { EventsFile } from "./events-view.js";
+import { type CacheOptions, eventsFiles } from "./parquet-cache.js";
 import { type QueryResult, runQuery } from "./run.js";
 import { MAX_QUERY_FILES, type QuerySource, resolveSource, uniqueSources } from "./sources.js";
 
@@ -23,6 +23,8 @@ export interface QueryFilesOptions {
   spillParent?: string;
   /** Checks each resolved file before anything is read (the tool keeps to its data folder). */
   checkSource?: (source: QuerySource) => Promise<void>;
+  /** Read the data folder's exports through their Parquet copies (made on first use). */
+  cache?: Omit<CacheOptions, "limits" | "signal">;
   signal?: AbortSignal;
 }
 
@@ -31,9 +33,7 @@ export async function queryFiles(options: QueryFilesOptions): Promise<QueryResul
   const sources = await resolveSources(options);
   return runQuery({
     sql: options.sql,
-    events: sources
-      .filter((s) => s.kind === "campaign_csv")
-      .map((s): EventsFile => ({ path: s.path, format: "csv", jobId: s.jobId })),
+    events: await eventsFiles(sources, cacheOptions(options)),
     scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
     limits: options.limits,
     spillParent: options.spillParent ?? tmpdir(),
@@ -61,4 +61,16 @@ export async function resolveSources(options: QueryFilesOptions): Promise<QueryS
     sources.push(source);
   }
   return uniqueSources(sources);
+}
+
+/** The cache settings of a query, with its limits and signal. */
+export function cacheOptions(
+  options: Pick<QueryFilesOptions, "cache" | "limits" | "signal">,
+): CacheOptions | undefined {
+  if (options.cache === undefined) return undefined;
+  return {
+    ...options.cache,
+    limits: options.limits,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
 }

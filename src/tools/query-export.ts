@@ -1,8 +1,18 @@
 import { mkdir } from "node:fs/promises";
+import { basename } from "node:path";
 import { z } from "zod";
+import { exportsFolder } from "../files/data-folder.js";
 import { withFilesInUse } from "../files/in-use.js";
+import { formatBytes } from "../format.js";
 import { describeExports, type ExportDescription } from "../query/describe.js";
-import { MAX_CELL_CHARS, queryFiles, resolveSources } from "../query/index.js";
+import {
+  cacheOptions,
+  MAX_CELL_CHARS,
+  type QuerySource,
+  queryFiles,
+  resolveSources,
+} from "../query/index.js";
+import { eventsFiles } from "../query/parquet-cache.js";
 import { renderDescription, renderQueryTable } from "../query/render.js";
 import { requireInsideFolder } from "../query/sources.js";
 import { absoluteFile, exportFilePath } from "./export-file.js";
@@ -72,6 +82,16 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
       limits: runtime.config.query,
       spillParent: runtime.dataFolder,
       checkSource: requireInsideFolder(runtime.dataFolder),
+      // Each export is converted to Parquet on its first query; later ones read the copy.
+      cache: {
+        dataFolder: runtime.dataFolder,
+        exportsFolder: exportsFolder(runtime.dataFolder),
+        onConvert: (source: QuerySource) =>
+          call.progress(
+            undefined,
+            `converting ${basename(source.path)} (${formatBytes(source.bytes)}) to Parquet once; later questions on it are fast`,
+          ),
+      },
       signal: call.signal,
     };
     await mkdir(runtime.dataFolder, { recursive: true });
@@ -85,9 +105,7 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
         if (sql === "") {
           await call.progress(undefined, "reading the exports to describe them");
           const description: ExportDescription = await describeExports({
-            events: sources
-              .filter((s) => s.kind === "campaign_csv")
-              .map((s) => ({ path: s.path, format: "csv" as const, jobId: s.jobId })),
+            events: await eventsFiles(sources, cacheOptions(base)),
             scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
             limits: runtime.config.query,
             spillParent: runtime.dataFolder,

@@ -1,0 +1,116 @@
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { QueryLimits } from "../config.js";
+import { ownedTempPath } from "../orphan-files.js";
+import { cachePath, fileFingerprint } from "./cache-files.js";
+import { type DuckDb, loadDuckDb } from "./engine.js";
+import { QueryError } from "./errors.js";
+import { csvReadSql, type EventsFile, sqlString, typedColumnsSql } from "./events-view.js";
+import type { QuerySource } from "./sources.js";
+
+/**
+ * Each campaign CSV of the data folder's exports is converted once to Parquet (columnar,
+ * compressed, typed): the first question pays a full read of the CSV, every later one reads only
+ * the columns it needs. A file outside `exports/` (or any file, when no data folder is given) is
+ * read as CSV every time.
+ */
+export interface CacheOptions {
+  dataFolder: string;
+  exportsFolder: string;
+  limits: QueryLimits;
+  signal?: AbortSignal;
+  /** Called before a conversion starts, with the file and its size (progress for the call). */
+  onConvert?: (source: QuerySource) => Promise<void> | void;
+}
+
+/** A conversion is bounded apart from the query timeout: a 2,000,000-send CSV takes a while. */
+const CONVERSION_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Conversions under way in this process, by cache path: two queries share one. */
+const converting = new Map<string, Promise<void>>();
+
+export async function eventsFiles(
+  sources: QuerySource[],
+  options: CacheOptions | undefined,
+): Promise<EventsFile[]> {
+  const out: EventsFile[] = [];
+  for (const source of sources) {
+    if (source.kind !== "campaign_csv") continue;
+    const cached =
+      options !== undefined && dirname(source.path) === options.exportsFolder
+        ? await parquetCopy(source, options)
+        : undefined;
+    out.push(
+      cached === undefined
+        ? { path: source.path, format: "csv", jobId: source.jobId }
+        : { path: cached, format: "parquet", jobId: source.jobId },
+    );
+  }
+  return out;
+}
+
+/** The Parquet copy of `source`, made now if there is none. */
+export async function parquetCopy(source: QuerySource, options: CacheOptions): Promise<string> {
+  const target = cachePath(options.dataFolder, source.path, await fileFingerprint(source.path));
+  if (await exists(target)) return target;
+  let pending = converting.get(target);
+  if (pending === undefined) {
+    await options.onConvert?.(source);
+    pending = convert(source.path, target, options).finally(() => converting.delete(target));
+    converting.set(target, pending);
+  }
+  await pending;
+  return target;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isFile() === true;
+}
+
+/**
+ * Written to a temporary file of this process and renamed when whole, so a reader never sees a
+ * partial copy and a crash leaves only a temporary file the cache sweep removes.
+ */
+async function convert(csv: string, target: string, options: CacheOptions): Promise<void> {
+  const duck: DuckDb = await loadDuckDb();
+  await mkdir(dirname(target), { recursive: true });
+  const temp = ownedTempPath(join(dirname(target), ".convert"), "tmp");
+  const instance = await duck.DuckDBInstance.create(":memory:", {
+    threads: String(options.limits.threads),
+    memory_limit: `${options.limits.memoryMb}MB`,
+    temp_directory: `${temp}.spill`,
+    autoinstall_known_extensions: "false",
+    autoload_known_extensions: "false",
+  });
+  const connection = await instance.connect();
+  let stopped: "timeout" | "cancelled" | undefined;
+  const stop = (why: "timeout" | "cancelled") => {
+    stopped ??= why;
+    connection.interrupt();
+  };
+  const timer = setTimeout(() => stop("timeout"), CONVERSION_TIMEOUT_MS);
+  const onAbort = () => stop("cancelled");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    await connection.run(
+      `COPY (SELECT ${typedColumnsSql()} FROM ${csvReadSql([csv])}) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+    );
+    await rename(temp, target);
+  } catch (error) {
+    if (stopped === "cancelled") throw new QueryError("the query was cancelled.", "cancelled");
+    if (stopped === "timeout") {
+      throw new QueryError(
+        "converting the export for queries took longer than 10 minutes and was stopped; retry, or query a shorter export.",
+        "timeout",
+      );
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    connection.closeSync();
+    instance.closeSync();
+    await rm(temp, { force: true });
+    await rm(`${temp}.spill`, { recursive: true, force: true });
+  }
+}
