@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+/**
+ * Benchmark of query_export's engine on a ~1,000,000-send campaign export (run after
+ * `npm run build`): the one-time Parquet conversion, a first question on the CSV itself, the same
+ * question on the Parquet copy (every later question), and summarize_export's analysis of the same
+ * file as the baseline, each in a fresh child process so its peak RSS is its own.
+ * `node bench/query.mjs FILE` measures an existing export instead of a generated one.
+ */
+import { spawnSync } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const dist = process.env.BENCH_DIST ?? join(here, "..", "dist");
+const LIMITS = { memoryMb: 1024, threads: 2, timeoutSeconds: 600 };
+const SQL =
+  "SELECT event_type, count(*) AS rows, count(DISTINCT coalesce(platform_user_id, user_id)) AS users FROM events GROUP BY 1 ORDER BY 2 DESC";
+
+if (process.argv[2] === "--child") {
+  const [, , , step, dataFolder, file] = process.argv;
+  const started = performance.now();
+  let rows;
+  if (step === "summarize") {
+    const { summarizeFile } = await import(join(dist, "analysis", "index.js"));
+    rows = (await summarizeFile(file)).rows;
+  } else {
+    const { queryFiles } = await import(join(dist, "query", "index.js"));
+    const { parquetCopy } = await import(join(dist, "query", "parquet-cache.js"));
+    const { resolveSource } = await import(join(dist, "query", "sources.js"));
+    const cache = { dataFolder, exportsFolder: join(dataFolder, "exports"), limits: LIMITS };
+    if (step === "convert") {
+      await parquetCopy(await resolveSource(file, null), cache);
+    } else {
+      const result = await queryFiles({
+        sql: SQL,
+        files: [{ path: file, jobId: null }],
+        limits: LIMITS,
+        maxRows: 100,
+        spillParent: dataFolder,
+        ...(step === "query-parquet" ? { cache } : {}),
+      });
+      rows = result.rows.reduce((n, r) => n + r[1], 0);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(
+    JSON.stringify({ seconds, rows, maxRssMb: process.resourceUsage().maxRSS / 1024 }),
+  );
+  process.exit(0);
+}
+
+const given = process.argv[2];
+const workDir = await mkdtemp(join(tmpdir(), "query-bench-"));
+try {
+  const dataFolder = join(workDir, "data");
+  await mkdir(join(dataFolder, "exports"), { recursive: true });
+  const file = join(dataFolder, "exports", "campaign.csv");
+  const source = given ? `given file ${given}` : "generated, 10 rounds x 100,000 app pushes";
+  if (given) await copyFile(given, file);
+  else await generate(file);
+  const mb = (await stat(file)).size / 1e6;
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+  const run = (step) => {
+    const child = spawnSync(
+      process.execPath,
+      [fileURLToPath(import.meta.url), "--child", step, dataFolder, file],
+      { encoding: "utf8", maxBuffer: 1 << 20 },
+    );
+    if (child.status !== 0) throw new Error(`${step} failed: ${child.stderr}`);
+    return JSON.parse(child.stdout);
+  };
+  const summarize = run("summarize");
+  const csv = run("query-csv");
+  const convert = run("convert");
+  const parquet = run("query-parquet");
+  const parquetAgain = run("query-parquet");
+  const parquetMb =
+    (await stat(join(dataFolder, "query-cache")).then(async () => {
+      const { readdir } = await import("node:fs/promises");
+      const names = await readdir(join(dataFolder, "query-cache"));
+      let total = 0;
+      for (const n of names) total += (await stat(join(dataFolder, "query-cache", n))).size;
+      return total;
+    })) / 1e6;
+  if (csv.rows !== summarize.rows || parquet.rows !== summarize.rows) {
+    throw new Error(
+      `row counts differ: summarize ${summarize.rows}, csv ${csv.rows}, parquet ${parquet.rows}`,
+    );
+  }
+  const line = (name, r, note = "") =>
+    console.log(
+      `${name.padEnd(40)} ${r.seconds.toFixed(2).padStart(6)} s   peak RSS ${r.maxRssMb.toFixed(0).padStart(4)} MB${note}`,
+    );
+  console.log(
+    `file: ${source}, ${mb.toFixed(1)} MB, ${summarize.rows.toLocaleString("en-US")} rows`,
+  );
+  line("summarize_export (baseline)", summarize);
+  line("query on the CSV (no Parquet copy)", csv);
+  line("Parquet conversion (once per export)", convert, `   -> ${parquetMb.toFixed(1)} MB`);
+  line("first query = conversion + query", {
+    seconds: convert.seconds + parquet.seconds,
+    maxRssMb: Math.max(convert.maxRssMb, parquet.maxRssMb),
+  });
+  line("second query (Parquet copy)", parquet);
+  line("third query (Parquet copy)", parquetAgain);
+  console.log(
+    `target: second question well under 1 s ${parquetAgain.seconds < 1 ? "met" : "NOT met"}; load average before/after ${loadBefore} / ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(
+        " ",
+      )} on ${cpus().length} CPUs, DuckDB threads ${LIMITS.threads}, memory limit ${LIMITS.memoryMb} MB`,
+  );
+  console.log(
+    JSON.stringify({
+      source,
+      file_mb: Number(mb.toFixed(1)),
+      rows: summarize.rows,
+      summarize_seconds: Number(summarize.seconds.toFixed(2)),
+      summarize_peak_rss_mb: Math.round(summarize.maxRssMb),
+      query_csv_seconds: Number(csv.seconds.toFixed(2)),
+      query_csv_peak_rss_mb: Math.round(csv.maxRssMb),
+      conversion_seconds: Number(convert.seconds.toFixed(2)),
+      conversion_peak_rss_mb: Math.round(convert.maxRssMb),
+      parquet_mb: Number(parquetMb.toFixed(1)),
+      query_parquet_seconds: Number(parquet.seconds.toFixed(2)),
+      query_parquet_again_seconds: Number(parquetAgain.seconds.toFixed(2)),
+      query_parquet_peak_rss_mb: Math.round(parquet.maxRssMb),
+    }),
+  );
+} finally {
+  await rm(workDir, { recursive: true, force: true });
+}
+
+/** A campaign export like the sandbox's: app push, 1,000,000 sends, receipts, opens, purchases. */
+async function generate(target) {
+  const out = createWriteStream(target, { highWaterMark: 1 << 20 });
+  const write = (s) => (out.write(s) ? null : new Promise((r) => out.once("drain", r)));
+  await write(
+    "task_id,scheduled_at,group,event_type,user_id,platform_user_id,captured_at,channel,error_code,error_message,event_properties,custom_event_properties,internal_event_properties\n",
+  );
+  let seed = 1;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const p = (n) => String(n).padStart(2, "0");
+  let buf = "";
+  for (let round = 0; round < 10; round++) {
+    const task = `task_huge_${round}`;
+    const day = `2025-06-${p(round + 1)}`;
+    const sched = `${day} 12:00:00`;
+    for (let u = 0; u < 100_000; u++) {
+      const id = String(u * 7 + round).padStart(6, "0");
+      const t = `${day} 12:${p(Math.floor(u / 4000) % 60)}:${p(u % 60)}`;
+      const base = `${task},${sched},,`;
+      const who = `u_${id},pu_${id}`;
+      buf += `${base}message_sent,${who},${t},app_push,,,{},{},{}\n`;
+      const r = rnd();
+      if (r < 0.03) {
+        buf += `${base}message_failed,${who},${t},app_push,E_TOKEN,"invalid token, ""unregistered""\nsecond line",{},{},{}\n`;
+      } else if (r > 0.045) {
+        buf += `${base}message_received,${who},${t},app_push,,,{},{},{}\n`;
+        if (rnd() < 0.12) {
+          const h = p(12 + Math.floor(rnd() * 10));
+          buf += `${base}push_opened,${who},${day} ${h}:10:00,,,,"{""platform"":""ios""}",,\n`;
+          if (rnd() < 0.1) {
+            buf += `${base}purchase,${who},${day} ${h}:30:00,,,,"{""revenue"":25000,""currency"":""KRW"",""item_id"":""p_001""}",,\n`;
+          }
+        }
+      }
+      if (buf.length > 1 << 20) {
+        await write(buf);
+        buf = "";
+      }
+    }
+  }
+  await write(buf);
+  await new Promise((resolve, reject) => out.end((error) => (error ? reject(error) : resolve())));
+}
