@@ -1,4 +1,4 @@
-import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
+import { CAMPAIGN_CSV_COLUMNS } from "../api/csv-columns.js";
 import { type CsvRecord, fieldText } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { isLocalTime } from "./local-time.js";

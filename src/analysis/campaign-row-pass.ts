@@ -1,4 +1,4 @@
-import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
+import { CAMPAIGN_CSV_COLUMNS } from "../api/csv-columns.js";
 import {
   badColumnCount,
   badField,

@@ -193,21 +193,7 @@ export interface MetricsQuery {
 
 // ---- 2.4 / 2.5 export file layouts (shared by the sandbox writers and the analysis) ----
 
-export const CAMPAIGN_CSV_COLUMNS = [
-  "task_id",
-  "scheduled_at",
-  "group",
-  "event_type",
-  "user_id",
-  "platform_user_id",
-  "captured_at",
-  "channel",
-  "error_code",
-  "error_message",
-  "event_properties",
-  "custom_event_properties",
-  "internal_event_properties",
-] as const;
+export { CAMPAIGN_CSV_COLUMNS } from "./csv-columns.js";
 
 export const SCENARIO_SUMMARY_LEAD_COLUMNS = [
   "#",
