@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportsFolder } from "../../src/files/data-folder.js";
 import { fileSystemNow } from "../../src/files/fs-clock.js";
@@ -8,6 +8,7 @@ import { withFileInUse } from "../../src/files/in-use.js";
 import { RECENT_MS, sweepExportFiles } from "../../src/files/retention.js";
 import { runRetention } from "../../src/files/retention-run.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
+import { cachePath, fileFingerprint, queryCacheFolder } from "../../src/query/cache-files.js";
 
 // Every age here is relative to this pinned clock, and every mtime is set explicitly: nothing
 // depends on today's date or on when the test files were written.
@@ -190,5 +191,31 @@ describe("file ages without a given clock", () => {
       shifted.mockRestore();
     }
     expect((await readdir(exportsDir)).sort()).toEqual(["exp_just_downloaded.csv"]);
+  });
+});
+
+describe("the Parquet copies of exports", () => {
+  it("go with their export when retention removes it; a kept export keeps its copy", async () => {
+    const old = await exportFile("exp_old_campaign.csv", 0.1, 40 * DAY);
+    const kept = await exportFile("exp_kept_campaign.csv", 0.1, 2 * DAY);
+    const copies = queryCacheFolder(dataDir);
+    await mkdir(copies, { recursive: true });
+    const copyOf = async (path: string) => {
+      const copy = cachePath(dataDir, path, await fileFingerprint(path));
+      await writeFile(copy, "PAR1");
+      return copy;
+    };
+    const oldCopy = await copyOf(old);
+    const keptCopy = await copyOf(kept);
+    await runRetention({
+      dataFolder: dataDir,
+      policy: { maxAgeDays: 30, maxBytes: 0 },
+      now: NOW,
+      ledgerNow: () => NOW,
+      budget: BUDGET,
+      inUse: notInUse,
+    });
+    expect(await readdir(copies)).toEqual([basename(keptCopy)]);
+    expect(basename(oldCopy)).toMatch(/^exp_old_campaign\.csv\.[0-9a-f]{16}\.parquet$/);
   });
 });
