@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { QueryLimits } from "../config.js";
 import { ownedTempPath } from "../orphan-files.js";
@@ -34,10 +34,15 @@ export async function eventsFiles(
   options: CacheOptions | undefined,
 ): Promise<EventsFile[]> {
   const out: EventsFile[] = [];
+  // Sources are real paths: the folder is compared as one too (macOS's /tmp is /private/tmp).
+  const exports =
+    options === undefined
+      ? undefined
+      : await realpath(options.exportsFolder).catch(() => options.exportsFolder);
   for (const source of sources) {
     if (source.kind !== "campaign_csv") continue;
     const cached =
-      options !== undefined && dirname(source.path) === options.exportsFolder
+      options !== undefined && dirname(source.path) === exports
         ? await parquetCopy(source, options)
         : undefined;
     out.push(
