@@ -1,6 +1,7 @@
 import { mkdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { QueryLimits } from "../config.js";
+import { log } from "../log.js";
 import { ownedTempPath } from "../orphan-files.js";
 import { cachePath, fileFingerprint } from "./cache-files.js";
 import { type DuckDb, loadDuckDb } from "./engine.js";
@@ -10,9 +11,10 @@ import type { QuerySource } from "./sources.js";
 
 /**
  * Each campaign CSV of the data folder's exports is converted once to Parquet (columnar,
- * compressed, typed): the first question pays a full read of the CSV, every later one reads only
- * the columns it needs. A file outside `exports/` (or any file, when no data folder is given) is
- * read as CSV every time.
+ * compressed, typed): every later question reads only the columns it needs. A small export is
+ * converted before its first question (cheap); a large one is answered from the CSV, which is as
+ * fast as converting it, while its copy is made in the background for the next question. A file
+ * outside `exports/` (or any file, when no data folder is given) is read as CSV every time.
  */
 export interface CacheOptions {
   dataFolder: string;
@@ -20,8 +22,12 @@ export interface CacheOptions {
   limits: QueryLimits;
   signal?: AbortSignal;
   /** Called before a conversion starts, with the file and its size (progress for the call). */
-  onConvert?: (source: QuerySource) => Promise<void> | void;
+  onConvert?: (source: QuerySource, when: "now" | "background") => Promise<void> | void;
+  /** Exports up to this size are converted before their first question; default 64 MiB. */
+  convertNowBytes?: number;
 }
+
+const CONVERT_NOW_BYTES = 64 * 1024 * 1024;
 
 /** A conversion is bounded apart from the query timeout: a 2,000,000-send CSV takes a while. */
 const CONVERSION_TIMEOUT_MS = 10 * 60 * 1000;
@@ -43,7 +49,7 @@ export async function eventsFiles(
     if (source.kind !== "campaign_csv") continue;
     const cached =
       options !== undefined && dirname(source.path) === exports
-        ? await parquetCopy(source, options)
+        ? await copyOrBackground(source, options)
         : undefined;
     out.push(
       cached === undefined
@@ -54,13 +60,44 @@ export async function eventsFiles(
   return out;
 }
 
+/** The copy when it exists or is cheap to make now; otherwise undefined, and it is made later. */
+async function copyOrBackground(
+  source: QuerySource,
+  options: CacheOptions,
+): Promise<string | undefined> {
+  const target = cachePath(options.dataFolder, source.path, await fileFingerprint(source.path));
+  if (await exists(target)) return target;
+  if (source.bytes <= (options.convertNowBytes ?? CONVERT_NOW_BYTES)) {
+    return parquetCopy(source, options);
+  }
+  if (!converting.has(target)) {
+    await options.onConvert?.(source, "background");
+    // Owned by the process, not by the call: neither its cancellation nor its end stops it. One
+    // thread, so the question being answered keeps the other core.
+    const background = { ...options, limits: { ...options.limits, threads: 1 } };
+    delete background.signal;
+    const pending = convert(source.path, target, background)
+      .catch((error: unknown) => {
+        log.warn(`The Parquet copy of ${source.path} could not be made: ${String(error)}`);
+      })
+      .finally(() => converting.delete(target));
+    converting.set(target, pending);
+  }
+  return undefined;
+}
+
+/** Settles when every conversion under way in this process has ended (made or failed). */
+export async function conversionsSettled(): Promise<void> {
+  while (converting.size > 0) await Promise.allSettled([...converting.values()]);
+}
+
 /** The Parquet copy of `source`, made now if there is none. */
 export async function parquetCopy(source: QuerySource, options: CacheOptions): Promise<string> {
   const target = cachePath(options.dataFolder, source.path, await fileFingerprint(source.path));
   if (await exists(target)) return target;
   let pending = converting.get(target);
   if (pending === undefined) {
-    await options.onConvert?.(source);
+    await options.onConvert?.(source, "now");
     pending = convert(source.path, target, options).finally(() => converting.delete(target));
     converting.set(target, pending);
   }

@@ -86,10 +86,12 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
       cache: {
         dataFolder: runtime.dataFolder,
         exportsFolder: exportsFolder(runtime.dataFolder),
-        onConvert: (source: QuerySource) =>
+        onConvert: (source: QuerySource, when: "now" | "background") =>
           call.progress(
             undefined,
-            `converting ${basename(source.path)} (${formatBytes(source.bytes)}) to Parquet once; later questions on it are fast`,
+            when === "now"
+              ? `converting ${basename(source.path)} (${formatBytes(source.bytes)}) to Parquet once; later questions on it are fast`
+              : `reading ${basename(source.path)} (${formatBytes(source.bytes)}) as CSV; a Parquet copy is being made in the background, so later questions on it are fast`,
           ),
       },
       signal: call.signal,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportsFolder } from "../../src/files/data-folder.js";
 import { queryCacheFolder, sweepQueryCache } from "../../src/query/cache-files.js";
 import { queryFiles } from "../../src/query/index.js";
+import { conversionsSettled } from "../../src/query/parquet-cache.js";
 import type { QuerySource } from "../../src/query/sources.js";
 import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
 
@@ -17,20 +18,23 @@ const LIMITS = { memoryMb: 256, threads: 1, timeoutSeconds: 30 };
 let dataFolder: string;
 let file: string;
 const converted: string[] = [];
+const whens: string[] = [];
 
-function query(sql: string) {
+function query(sql: string, path = file, convertNowBytes?: number) {
   return queryFiles({
     sql,
-    files: [{ path: file, jobId: "job-1" }],
+    files: [{ path, jobId: "job-1" }],
     limits: LIMITS,
     maxRows: 1000,
     spillParent: dataFolder,
     cache: {
       dataFolder,
       exportsFolder: exportsFolder(dataFolder),
-      onConvert: (source: QuerySource) => {
+      onConvert: (source: QuerySource, when) => {
         converted.push(source.path);
+        whens.push(when);
       },
+      ...(convertNowBytes === undefined ? {} : { convertNowBytes }),
     },
   });
 }
@@ -103,6 +107,29 @@ describe("Parquet copies of exports", () => {
     await unlink(file);
     await sweepQueryCache(dataFolder, exportsFolder(dataFolder), (p) => p === file);
     expect(await cacheFiles()).toHaveLength(1);
+    await sweepQueryCache(dataFolder, exportsFolder(dataFolder), () => false);
+    expect(await cacheFiles()).toEqual([]);
+  });
+
+  it("answers a large export's first question from the CSV and makes its copy in the background", async () => {
+    const big = join(exportsFolder(dataFolder), "exp_big.csv");
+    const rows = campaignRows(9, 40);
+    await writeFile(big, toCsv(rows));
+    await utimes(big, new Date("2026-01-03T00:00:00Z"), new Date("2026-01-03T00:00:00Z"));
+    const before = converted.length;
+    // Any size counts as large here: the copy is never made before the first answer.
+    const first = await query("SELECT count(*) FROM events", big, 0);
+    expect(first.rows).toEqual([[rows.length - 1]]);
+    expect(converted.slice(before)).toEqual([big]);
+    expect(whens.at(-1)).toBe("background");
+    await conversionsSettled();
+    const copies = await cacheFiles();
+    expect(copies).toHaveLength(1);
+    // The next question reads the copy: no conversion is started again, and the answer is equal.
+    const second = await query("SELECT count(*), min(job_id) FROM events", big, 0);
+    expect(second.rows).toEqual([[rows.length - 1, "job-1"]]);
+    expect(converted.slice(before)).toEqual([big]);
+    await unlink(big);
     await sweepQueryCache(dataFolder, exportsFolder(dataFolder), () => false);
     expect(await cacheFiles()).toEqual([]);
   });
