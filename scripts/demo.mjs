@@ -185,6 +185,28 @@ try {
     );
   }
 
+  // A question summarize_export does not foresee, in SQL over every campaign export at once.
+  const question = await call(
+    client,
+    "How many users opened at least twice but never bought, per group?",
+    "query_export",
+    {
+      job_ids: campaignExports.map((done) => done.structuredContent.job._id),
+      sql: [
+        "SELECT coalesce(\"group\", '(none)') AS ab_group, count(*) AS users",
+        'FROM (SELECT "group", coalesce(platform_user_id, user_id) AS who,',
+        "  count(*) FILTER (WHERE ends_with(event_type, '_opened')) AS opens,",
+        "  count(*) FILTER (WHERE event_type = 'purchase') AS purchases",
+        "  FROM events GROUP BY ALL)",
+        "WHERE opens >= 2 AND purchases = 0 GROUP BY ALL ORDER BY ab_group",
+      ].join("\n"),
+    },
+  );
+  expectStep(
+    !question.isError && (question.structuredContent?.row_count ?? 0) > 0,
+    "query_export answered a question in SQL over the campaign exports",
+  );
+
   const listing = await call(client, "Which export jobs do we have?", "check_export", {});
   expectStep(
     !listing.isError && listing.structuredContent?.jobs?.length === campaignExports.length + 1,

@@ -35,6 +35,7 @@ describe("npm run demo", () => {
     expect(steps).toContain("campaign_metrics gave start_export calls in next_calls");
     expect(steps).toMatch(/summarize_export summarized the campaign_event_data export/);
     expect(steps).toMatch(/summarize_export summarized the scenario_daily_metrics export/);
+    expect(steps).toContain("query_export answered a question in SQL over the campaign exports");
     expect(steps).toContain("check_export listed every job made");
     // Every start_export the metrics proposed was made (the split case gives several).
     const proposed = (out.match(/Export the raw events of/g) ?? []).length;
