@@ -7,11 +7,11 @@
  * `node bench/query.mjs FILE` measures an existing export instead of a generated one.
  */
 import { spawnSync } from "node:child_process";
-import { createWriteStream } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeGeneratedCampaign } from "./lib/generated-campaign.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = process.env.BENCH_DIST ?? join(here, "..", "dist");
@@ -80,7 +80,7 @@ try {
   const file = join(dataFolder, "exports", "campaign.csv");
   const source = given ? `given file ${given}` : "generated, 10 rounds x 100,000 app pushes";
   if (given) await copyFile(given, file);
-  else await generate(file);
+  else await writeGeneratedCampaign(file, { multiLineMessages: true });
   const mb = (await stat(file)).size / 1e6;
   const loadBefore = loadavg()
     .map((l) => l.toFixed(2))
@@ -121,7 +121,9 @@ try {
   line("summarize_export (baseline)", summarize);
   line("query on the CSV (no Parquet copy)", csv);
   line("Parquet conversion (once per export)", convert, `   -> ${parquetMb.toFixed(1)} MB`);
-  line("first query = conversion + query", {
+  // Over 64 MiB (this file), query_export answers the first question from the CSV (the line
+  // above) and converts in the background; converting first is what a small export pays.
+  line("converting first, then the query", {
     seconds: convert.seconds + parquet.seconds,
     maxRssMb: Math.max(convert.maxRssMb, parquet.maxRssMb),
   });
@@ -160,51 +162,4 @@ try {
   );
 } finally {
   await rm(workDir, { recursive: true, force: true });
-}
-
-/** A campaign export like the sandbox's: app push, 1,000,000 sends, receipts, opens, purchases. */
-async function generate(target) {
-  const out = createWriteStream(target, { highWaterMark: 1 << 20 });
-  const write = (s) => (out.write(s) ? null : new Promise((r) => out.once("drain", r)));
-  await write(
-    "task_id,scheduled_at,group,event_type,user_id,platform_user_id,captured_at,channel,error_code,error_message,event_properties,custom_event_properties,internal_event_properties\n",
-  );
-  let seed = 1;
-  const rnd = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
-  const p = (n) => String(n).padStart(2, "0");
-  let buf = "";
-  for (let round = 0; round < 10; round++) {
-    const task = `task_huge_${round}`;
-    const day = `2025-06-${p(round + 1)}`;
-    const sched = `${day} 12:00:00`;
-    for (let u = 0; u < 100_000; u++) {
-      const id = String(u * 7 + round).padStart(6, "0");
-      const t = `${day} 12:${p(Math.floor(u / 4000) % 60)}:${p(u % 60)}`;
-      const base = `${task},${sched},,`;
-      const who = `u_${id},pu_${id}`;
-      buf += `${base}message_sent,${who},${t},app_push,,,{},{},{}\n`;
-      const r = rnd();
-      if (r < 0.03) {
-        buf += `${base}message_failed,${who},${t},app_push,E_TOKEN,"invalid token, ""unregistered""\nsecond line",{},{},{}\n`;
-      } else if (r > 0.045) {
-        buf += `${base}message_received,${who},${t},app_push,,,{},{},{}\n`;
-        if (rnd() < 0.12) {
-          const h = p(12 + Math.floor(rnd() * 10));
-          buf += `${base}push_opened,${who},${day} ${h}:10:00,,,,"{""platform"":""ios""}",,\n`;
-          if (rnd() < 0.1) {
-            buf += `${base}purchase,${who},${day} ${h}:30:00,,,,"{""revenue"":25000,""currency"":""KRW"",""item_id"":""p_001""}",,\n`;
-          }
-        }
-      }
-      if (buf.length > 1 << 20) {
-        await write(buf);
-        buf = "";
-      }
-    }
-  }
-  await write(buf);
-  await new Promise((resolve, reject) => out.end((error) => (error ? reject(error) : resolve())));
 }

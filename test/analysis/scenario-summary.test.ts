@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scenarioSummaryOutputSchema, summarizeFile } from "../../src/analysis/index.js";
 import type { ScenarioSummary } from "../../src/analysis/schemas.js";
 import { mulberry32 } from "./campaign-fixture.js";
-import { buildXlsx, METRICS } from "./xlsx-fixture.js";
+import { buildXlsx, METRICS, withRatios } from "./xlsx-fixture.js";
 
 interface NodeSpec {
   number: number;
@@ -14,22 +14,6 @@ interface NodeSpec {
   nodeId: string;
   days: Record<string, number>[]; // daily counts per metric
   dates: string[];
-}
-
-const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
-
-function withRatios(v: Record<string, number>): Record<string, number> {
-  const g = (k: string) => v[k] ?? 0;
-  return {
-    ...v,
-    "오픈율(건)": ratio(g("오픈 수(건)"), g("발송 수(건)")),
-    "오픈율(명)": ratio(g("오픈 수(명)"), g("발송 수(명)")),
-    "전환율(건)": ratio(g("전환 수(건)"), g("오픈 수(건)")),
-    "전환율(명)": ratio(g("전환 수(명)"), g("오픈 수(명)")),
-    ROAS: ratio(g("전환 수익"), g("집행 비용")),
-    객단가: ratio(g("전환 수익"), g("전환 수(건)")),
-    CAC: ratio(g("집행 비용"), g("전환 수(건)")),
-  };
 }
 
 const COUNT_KEYS = [

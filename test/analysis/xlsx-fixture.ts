@@ -156,3 +156,20 @@ export function rawZip(
   eocd.writeUInt32LE(offset, 16);
   return Buffer.concat([...parts, cdBuf, eocd]);
 }
+
+/** The summary sheet's ratio columns, derived from counts as the service derives them. */
+const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+export function withRatios(v: Record<string, number>): Record<string, number> {
+  const g = (k: string) => v[k] ?? 0;
+  return {
+    ...v,
+    "오픈율(건)": ratio(g("오픈 수(건)"), g("발송 수(건)")),
+    "오픈율(명)": ratio(g("오픈 수(명)"), g("발송 수(명)")),
+    "전환율(건)": ratio(g("전환 수(건)"), g("오픈 수(건)")),
+    "전환율(명)": ratio(g("전환 수(명)"), g("오픈 수(명)")),
+    ROAS: ratio(g("전환 수익"), g("집행 비용")),
+    객단가: ratio(g("전환 수익"), g("전환 수(건)")),
+    CAC: ratio(g("집행 비용"), g("전환 수(건)")),
+  };
+}

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { campaignRows, mulberry32, toCsv } from "../analysis/campaign-fixture.js";
-import { buildXlsx, METRICS } from "../analysis/xlsx-fixture.js";
+import { buildXlsx, METRICS, withRatios } from "../analysis/xlsx-fixture.js";
 
 /**
  * Known export files for the report tests: the campaign fixture of the analysis tests (A/B groups,
@@ -13,22 +13,6 @@ export async function writeCampaignCsv(dir: string): Promise<string> {
   const file = join(dir, "campaign-캠페인.csv");
   await writeFile(file, toCsv(campaignRows(7, 80)));
   return file;
-}
-
-const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
-
-function withRatios(v: Record<string, number>): Record<string, number> {
-  const g = (k: string) => v[k] ?? 0;
-  return {
-    ...v,
-    "오픈율(건)": ratio(g("오픈 수(건)"), g("발송 수(건)")),
-    "오픈율(명)": ratio(g("오픈 수(명)"), g("발송 수(명)")),
-    "전환율(건)": ratio(g("전환 수(건)"), g("오픈 수(건)")),
-    "전환율(명)": ratio(g("전환 수(명)"), g("오픈 수(명)")),
-    ROAS: ratio(g("전환 수익"), g("집행 비용")),
-    객단가: ratio(g("전환 수익"), g("전환 수(건)")),
-    CAC: ratio(g("집행 비용"), g("전환 수(건)")),
-  };
 }
 
 export const SCENARIO_NODES = [
