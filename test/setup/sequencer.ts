@@ -1,0 +1,24 @@
+import { relative } from "node:path";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * Test files that take far longer than the rest (the demo runs the whole conversation twice over
+ * a 2,000,000-send export, 30-40 s; the soak makes 200 calls with faults, 10-20 s). Vitest orders
+ * files by the durations of an earlier run, which a fresh clone (CI) does not have; there it
+ * orders by file size, and a long file started last is the run's tail with the other workers idle.
+ */
+export const START_FIRST = ["test/scripts/demo.test.ts", "test/scripts/soak.test.ts"];
+
+/** Vitest's own order, with the known long files moved to the front. */
+export class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const root = this.ctx.config.root;
+    const rank = (file: TestSpecification) => {
+      const at = START_FIRST.indexOf(relative(root, file.moduleId).split("\\").join("/"));
+      return at < 0 ? START_FIRST.length : at;
+    };
+    // Array.prototype.sort is stable: every other file keeps vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
