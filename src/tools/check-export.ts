@@ -12,17 +12,13 @@ import {
   nextCall,
   table,
 } from "../format.js";
-import {
-  budgetForOutput,
-  checkWaitSeconds,
-  describeBudget,
-  describeRange,
-} from "./export-common.js";
+import { budgetForOutput, describeBudget, describeRange } from "./budget-and-range.js";
 import { currentJob, entryDates } from "./export-current-job.js";
 import { followJob, pendingDownload } from "./export-flow.js";
 import { describeJob, jobResult } from "./export-result.js";
 import {
   checkInteger,
+  checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
   exportJobField,
   exportResultFields,

@@ -8,8 +8,8 @@ import {
   nextCall,
 } from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
+import { describeRange } from "./budget-and-range.js";
 import { errorText } from "./error-text.js";
-import { describeRange } from "./export-common.js";
 import type { DownloadInfo } from "./export-download.js";
 import { ExportJobFailedError } from "./tool-errors.js";
 

@@ -76,6 +76,18 @@ export function checkInteger(
   }
 }
 
+/** wait_seconds, or a ToolInputError that says how to wait longer. */
+export function checkWaitSeconds(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0 || value > MAX_WAIT_SECONDS) {
+    throw new ToolInputError(
+      "wait_seconds",
+      `wait_seconds must be between 0 and ${MAX_WAIT_SECONDS}; got ${value}. For longer jobs call check_export again with the job_id.`,
+    );
+  }
+  return value;
+}
+
 export const budgetOutput = z
   .object({
     used: z.number(),

@@ -14,12 +14,13 @@ import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
 import { blankToUndefined } from "../text-input.js";
+import { budgetForOutput, describeBudget, windowText } from "./budget-and-range.js";
 import { type CreateClaim, claimCreation } from "./create-claim.js";
-import { budgetForOutput, checkWaitSeconds, describeBudget, windowText } from "./export-common.js";
 import { followJob, pendingDownload } from "./export-flow.js";
 import { pollOnce } from "./export-polling.js";
 import { describeJob, jobResult } from "./export-result.js";
 import {
+  checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
   dateParam,
   exportJobField,

@@ -1,18 +1,9 @@
 import type { z } from "zod";
 import type { BudgetStatus } from "../ledger/budget.js";
-import { type budgetOutput, MAX_WAIT_SECONDS } from "./params.js";
-import { ToolInputError } from "./tool-errors.js";
+import type { budgetOutput } from "./params.js";
 
-export function checkWaitSeconds(value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value < 0 || value > MAX_WAIT_SECONDS) {
-    throw new ToolInputError(
-      "wait_seconds",
-      `wait_seconds must be between 0 and ${MAX_WAIT_SECONDS}; got ${value}. For longer jobs call check_export again with the job_id.`,
-    );
-  }
-  return value;
-}
+// How the export tools tell the creation budget and an export's date range, in text and in
+// structuredContent: one wording everywhere.
 
 export function describeBudget(budget: BudgetStatus): string {
   return `Export budget: ${budget.used}/${budget.limit} creations used in the last ${windowText(budget.windowSeconds)}.`;
