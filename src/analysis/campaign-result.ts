@@ -39,7 +39,12 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
     clickUsers: distinctOver(tally.rounds, (r) => r.clickUsers),
     conversionUsers: distinctOver(tally.rounds, (r) => r.conversionUsers),
   };
-  const deltas: number[] = [];
+  // Receipt-to-open seconds, at most one per opening user: a typed array sorts natively (no
+  // comparator calls) and holds no boxed numbers.
+  let deltaSpace = 0;
+  for (const r of input.rounds) deltaSpace += r.firstOpen.size;
+  const deltaSlots = new Float64Array(deltaSpace);
+  let pairs = 0;
   let opensBeforeReceipt = 0;
   const rounds = [...input.rounds].sort(
     (a, b) =>
@@ -55,7 +60,7 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
       openedReceived++;
       if (openAt === 2147483647 || receivedAt === 2147483647) return;
       if (openAt < receivedAt) opensBeforeReceipt++;
-      else deltas.push(openAt - receivedAt);
+      else deltaSlots[pairs++] = openAt - receivedAt;
     });
     let convertedOpeners = 0;
     let convertedReceived = 0;
@@ -199,7 +204,7 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
               : ""
           }`;
 
-  deltas.sort((a, b) => a - b);
+  const deltas = deltaSlots.subarray(0, pairs).sort();
   const ab = abReadout(derived);
 
   const result: CampaignSummary = {

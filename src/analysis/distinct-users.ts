@@ -1,32 +1,32 @@
 import { U64Map } from "./hash-table.js";
-import type { RoundAcc } from "./round-table.js";
 
-/** Keys counted per pass of `distinctOver`: its set stays a few MB whatever the file. */
-const KEYS_PER_PASS = 1 << 19;
+/**
+ * Keys counted per part by `distinctOver`: a set of them (about 1.4 MB) stays in the CPU's
+ * cache, where one set for all keys would miss it on every insert.
+ */
+const KEYS_PER_PART = 1 << 17;
 
 /**
  * The number of distinct users over all rounds of one of their maps. The file-wide counts are
  * made here, once, rather than in file-wide sets beside the rounds' maps on every row: the
- * threads then hold and merge only the rounds' maps. The keys are counted in passes over parts
- * of the key space (by the high key half's low bits), so the set of a pass stays small.
+ * threads then hold and merge only the rounds' maps. The keys are counted part by part of their
+ * positions (U64Map.addPartTo), in one small set emptied between parts and each map read once.
  */
-export function distinctOver(rounds: readonly RoundAcc[], mapOf: (r: RoundAcc) => U64Map): number {
+export function distinctOver<Round>(
+  rounds: readonly Round[],
+  mapOf: (r: Round) => U64Map,
+  keysPerPart = KEYS_PER_PART,
+): number {
   let total = 0;
   for (const r of rounds) total += mapOf(r).size;
-  let parts = 1;
-  while (total / parts > KEYS_PER_PASS) parts *= 2;
+  let bits = 0;
+  while (total / 2 ** bits > keysPerPart) bits++;
+  // A part holds about total / 2^bits keys; the set grows if one holds more.
+  const seen = U64Map.forEntries(Math.ceil((total / 2 ** bits) * 1.1), false);
   let distinct = 0;
-  for (let part = 0; part < parts; part++) {
-    const seen = U64Map.forEntries(Math.ceil(total / parts), false);
-    for (const r of rounds) {
-      // The slots read directly: a callback per key cost more than the set itself.
-      const { slots, stride } = mapOf(r).toState();
-      for (let at = 0; at < slots.length; at += stride) {
-        const hi = slots[at] as number;
-        const lo = slots[at + 1] as number;
-        if ((hi !== 0 || lo !== 0) && (hi & (parts - 1)) === part) seen.add(hi, lo);
-      }
-    }
+  for (let part = 0; part < 2 ** bits; part++) {
+    if (part > 0) seen.clear();
+    for (const r of rounds) mapOf(r).addPartTo(seen, part, bits);
     distinct += seen.size;
   }
   return distinct;

@@ -51,6 +51,20 @@ function fmix(x: number): number {
   return h | 0;
 }
 
+/**
+ * Where a key sits in any table, as a fraction of 2^32 (its home slot is this scaled to the
+ * table). Both halves mixed: keys whose halves are related (lo a multiple of hi) must still spread.
+ */
+function position(hi: number, lo: number): number {
+  const x = Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1);
+  return (x ^ (x >>> 15)) >>> 0;
+}
+
+/** The part, of 2^bits, a key's position falls in (the top bits of its position). */
+export function partOf(hi: number, lo: number, bits: number): number {
+  return bits === 0 ? 0 : position(hi, lo) >>> (32 - bits);
+}
+
 /** Most keys a table holds per slot before it grows. */
 const MAX_LOAD = 0.75;
 
@@ -94,11 +108,8 @@ export class U64Map {
     const slots = this.slots;
     const stride = this.stride;
     const cap = this.cap;
-    // Both halves mixed: keys whose halves are related (lo a multiple of hi) must still spread.
-    let x = Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1);
-    x ^= x >>> 15;
-    // The high bits scaled to the table (exact: the product stays below 2^53).
-    let i = (((x >>> 0) * cap) / 4294967296) | 0;
+    // The high bits of the key's position scaled to the table (exact: below 2^53).
+    let i = ((position(hi, lo) * cap) / 4294967296) | 0;
     for (;;) {
       const at = i * stride;
       const h = slots[at] as number;
@@ -210,6 +221,44 @@ export class U64Map {
       const l = from[at + 1] as number;
       if (h === EMPTY && l === EMPTY) continue;
       this.addMin(h, l, fromStride === 3 ? (from[at + 2] as number) : 0);
+    }
+  }
+
+  /** Empties the map, keeping its storage (a set reused across passes allocates once). */
+  clear(): void {
+    this.slots.fill(0);
+    this.size = 0;
+  }
+
+  /**
+   * Adds to `set`, halves swapped, this map's keys in part `part` of 2^`bits` (see partOf). Keys
+   * sit in the order of their positions (plus the probe runs), so the keys of one part are read
+   * from one run of slots: counting over parts reads each map once, not once per part. The
+   * halves are swapped because the keys of one part share the top bits of their position, so
+   * `set` would put them all in one run of its own slots; the position of the swapped key does
+   * not depend on the part (lo is uniform whatever hi ^ lo * c, which sets the part, is).
+   */
+  addPartTo(set: U64Map, part: number, bits: number): void {
+    const slots = this.slots;
+    const stride = this.stride;
+    const cap = this.cap;
+    const parts = 2 ** bits;
+    // A key of the part has its home slot in [first, last]; it sits there or further on in its
+    // probe run, which ends at the first empty slot (wrapping past the end of the table).
+    const first = Math.floor((part * cap) / parts);
+    const last = Math.floor(((part + 1) * cap) / parts);
+    let wrapped = false;
+    for (let i = first; ; i++) {
+      if (i === cap) {
+        i = 0;
+        wrapped = true;
+      }
+      const at = i * stride;
+      const h = slots[at] as number;
+      const l = slots[at + 1] as number;
+      if (h === EMPTY && l === EMPTY) {
+        if (wrapped || i > last) return;
+      } else if (partOf(h, l, bits) === part) set.add(l, h);
     }
   }
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { distinctOver } from "../../src/analysis/distinct-users.js";
 import { U64Map } from "../../src/analysis/hash-table.js";
 
 /** A plain Map keyed by the two halves as text: the reference the typed-array map must match. */
@@ -118,5 +119,56 @@ describe("U64Map merging (partial maps of threads)", () => {
       seen++;
     });
     expect(seen).toBe(expected.size);
+  });
+});
+
+describe("distinctOver (distinct keys over many maps, part by part)", () => {
+  it("counts each key once whatever the number of parts, probe runs wrapping included", () => {
+    fc.assert(
+      fc.property(
+        // Maps of keys from a small pool, so maps share keys; small tables at high load, so
+        // probe runs are long and some wrap past the end of the table.
+        fc.array(fc.array(fc.integer({ min: 1, max: 600 }), { maxLength: 300 }), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.constantFrom(1, 3, 16, 100, 1 << 17),
+        fc.boolean(),
+        (keyLists, keysPerPart, withValues) => {
+          const reference = new Set<string>();
+          const maps = keyLists.map((keys) => {
+            const map = new U64Map(16, withValues);
+            for (const k of keys) {
+              // Halves like the user hashes' (fmix-like spread), lo sometimes shared.
+              const hi = Math.imul(k, 0x9e3779b1) ^ (k >>> 3);
+              const lo = Math.imul(k % 97, 0x85ebca6b) | 1;
+              map.addMin(hi, lo, k);
+              reference.add(`${hi | 0}/${lo | 0}`);
+            }
+            return map;
+          });
+          expect(distinctOver(maps, (m) => m, keysPerPart)).toBe(reference.size);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reads every key of a full table whose runs wrap, for every part", () => {
+    // 12 keys in 16 slots: the load limit, with the runs that crossing the end gives.
+    for (let seed = 1; seed <= 200; seed++) {
+      const map = new U64Map(16, false);
+      const keys = new Set<string>();
+      let x = seed;
+      while (map.size < 12) {
+        x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6b43a9b5;
+        const hi = x | 0;
+        const lo = Math.imul(x, 0x27d4eb2f) | 1;
+        map.add(hi, lo);
+        keys.add(`${hi}/${lo}`);
+      }
+      expect(map.capacity).toBe(16);
+      for (const perPart of [1, 2, 5, 12]) expect(distinctOver([map], (m) => m, perPart)).toBe(12);
+    }
   });
 });
