@@ -205,8 +205,13 @@ export class U64Map {
     const need = slotsFor(this.size + other.size);
     let from = other.slots;
     let fromStride = other.stride;
-    if (other.cap >= need && other.cap > this.cap && this.stride === other.stride) {
-      // The other's storage is large enough for both: keep it and add this map's keys to it.
+    if (
+      this.stride === other.stride &&
+      other.cap >= need &&
+      (other.cap > this.cap || this.size === 0)
+    ) {
+      // The other's storage is large enough for both: keep it and add this map's keys to it (an
+      // empty map, a round the other thread alone saw, takes it as it is).
       from = this.slots;
       fromStride = this.stride;
       this.slots = other.slots;

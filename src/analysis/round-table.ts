@@ -172,9 +172,9 @@ export class RoundTable {
   private readonly index = new U64Map(4096);
   private readonly hash = new Int32Array(2);
 
-  /** `sizesFor` gets the last round of the same kind (control group or not), if any. */
+  /** `sizesFor` gets the rounds so far of the same kind (control group or not). */
   constructor(
-    private readonly sizesFor: (previous: RoundAcc | undefined, isControl: boolean) => RoundSizes,
+    private readonly sizesFor: (sameKind: readonly RoundAcc[], isControl: boolean) => RoundSizes,
   ) {}
 
   /**
@@ -280,8 +280,8 @@ export class RoundTable {
   /** Adds a round (not yet in the table) with these decoded fields. */
   add(task: string, scheduled: string, group: string): RoundAcc {
     const isControl = safeText(group, MAX_KEY_BYTES) === CONTROL_GROUP;
-    const previous = this.rounds.findLast((r) => r.isControl === isControl);
-    const round = newRound(task, scheduled, group, this.sizesFor(previous, isControl));
+    const sameKind = this.rounds.filter((r) => r.isControl === isControl);
+    const round = newRound(task, scheduled, group, this.sizesFor(sameKind, isControl));
     const hash = this.hashText(task, scheduled, group);
     this.index.add(hash[0] as number, hash[1] as number, this.rounds.length);
     this.rounds.push(round);

@@ -122,6 +122,24 @@ describe("U64Map merging (partial maps of threads)", () => {
   });
 });
 
+describe("U64Map merging into an empty map", () => {
+  it("takes the other's keys and values, whether it is larger or smaller than the other", () => {
+    for (const emptyEntries of [0, 10, 5000]) {
+      const other = new U64Map(16);
+      for (let i = 1; i <= 1000; i++) other.addMin(i, Math.imul(i, 0x9e3779b1), i % 77);
+      const into = U64Map.forEntries(emptyEntries);
+      into.mergeMin(U64Map.fromState(structuredClone(other.toState())));
+      expect(into.size).toBe(1000);
+      for (let i = 1; i <= 1000; i++)
+        expect(into.get(i, Math.imul(i, 0x9e3779b1), -1)).toBe(i % 77);
+      // Still a working map afterwards: it grows and keeps minima.
+      for (let i = 1; i <= 3000; i++) into.addMin(i, Math.imul(i, 0x9e3779b1), -i);
+      expect(into.size).toBe(3000);
+      expect(into.get(500, Math.imul(500, 0x9e3779b1), 0)).toBe(-500);
+    }
+  });
+});
+
 describe("distinctOver (distinct keys over many maps, part by part)", () => {
   it("counts each key once whatever the number of parts, probe runs wrapping included", () => {
     fc.assert(
