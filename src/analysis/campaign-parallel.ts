@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { builtFile } from "../package-files.js";
 import { closeTally, type TallyOptions } from "./campaign-one-pass.js";
 import { type RangeEnd, readRange } from "./campaign-read.js";
 import { roleCoder, rowHandler } from "./campaign-row-pass.js";
@@ -53,23 +54,13 @@ export interface ParallelOptions extends TallyOptions {
   workerUrl?: URL | undefined;
 }
 
-/** The built worker script; under the tests (run from src/) the one in dist/. */
+/** The worker script tsc writes into dist/ (also under the tests, which run from src/). */
 export function campaignWorkerUrl(): URL {
-  const own = new URL("./campaign-worker.js", import.meta.url);
-  const url = import.meta.url.endsWith(".ts")
-    ? new URL(
-        own.href.replace(
-          /\/src\/analysis\/campaign-worker\.js$/,
-          "/dist/analysis/campaign-worker.js",
-        ),
-      )
-    : own;
-  if (!existsSync(fileURLToPath(url))) {
-    throw new Error(
-      `The summary's worker script ${fileURLToPath(url)} is missing; run npm run build.`,
-    );
+  const path = builtFile("analysis", "campaign-worker.js");
+  if (!existsSync(path)) {
+    throw new Error(`The summary's worker script ${path} is missing; run npm run build.`);
   }
-  return url;
+  return pathToFileURL(path);
 }
 
 /** The offset just after the first line break at or after `from`, or -1 when none comes soon. */

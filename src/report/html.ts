@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { builtFile } from "../package-files.js";
 
 /**
  * The built report page (dist/report/view.html, made by scripts/build-report.mjs) and the same
@@ -6,12 +7,6 @@ import { readFile } from "node:fs/promises";
  */
 
 const DATA_SLOT = '<script type="application/json" id="report-data"></script>';
-
-/** From dist/report/ the page sits beside this module; from src/report/ (tests) in dist/. */
-const CANDIDATES = [
-  new URL("./view.html", import.meta.url),
-  new URL("../../dist/report/view.html", import.meta.url),
-];
 
 let cached: Promise<string> | undefined;
 
@@ -24,18 +19,18 @@ export function reportViewHtml(): Promise<string> {
 }
 
 async function loadView(): Promise<string> {
-  for (const url of CANDIDATES) {
-    try {
-      const html = await readFile(url, "utf8");
-      if (!html.includes(DATA_SLOT)) {
-        throw new Error(`${url.pathname} has no data slot; rebuild it with npm run build.`);
-      }
-      return html;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+  const path = builtFile("report", "view.html");
+  let html: string;
+  try {
+    html = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new Error(`The report page is not built (${path}); run npm run build.`);
   }
-  throw new Error("The report page is not built (dist/report/view.html); run npm run build.");
+  if (!html.includes(DATA_SLOT)) {
+    throw new Error(`${path} has no data slot; rebuild it with npm run build.`);
+  }
+  return html;
 }
 
 /**
