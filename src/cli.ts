@@ -65,7 +65,7 @@ const USAGE = `Usage:
   crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]
                            [--csv-order O] [--csv-platform-ids P] [--csv-customer-ids C] [--huge-ab-test]
                                         local sandbox service with synthetic data
-  crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T]
+  crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T] [--threads N]
                                         summarize a campaign CSV or scenario XLSX export
   crm-insights-mcp query --sql SQL [--json] [--max-rows N] FILE...
                                         one read-only SQL statement (DuckDB) over export files:

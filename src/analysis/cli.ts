@@ -2,13 +2,15 @@ import { type AnalysisSettings, ConfigError, loadAnalysisSettings } from "../con
 import { AnalysisError, renderSummaryMarkdown, summarizeFile } from "./index.js";
 
 const USAGE =
-  "Usage: crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type TYPE]\n";
+  "Usage: crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type TYPE] [--threads N]\n";
+const MAX_THREADS = 16;
 
 /** `crm-insights-mcp summarize FILE [--json]`: markdown (or JSON) on stdout, errors on stderr. */
 export async function runSummarizeCommand(args: string[]): Promise<number> {
   let json = false;
   let detail = false;
   let conversionEventType: string | undefined;
+  let threads: number | undefined;
   const files: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
@@ -18,6 +20,12 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
       conversionEventType = args[++i];
       if (conversionEventType === undefined) {
         process.stderr.write(`--conversion-event-type needs a value.\n${USAGE}`);
+        return 2;
+      }
+    } else if (arg === "--threads") {
+      threads = Number(args[++i]);
+      if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+        process.stderr.write(`--threads needs a whole number from 1 to ${MAX_THREADS}.\n${USAGE}`);
         return 2;
       }
     } else if (arg === "-h" || arg === "--help") {
@@ -47,6 +55,7 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
       ...(conversionEventType !== undefined ? { conversionEventType } : {}),
       timeZone: settings.timeZone,
       maxBytes: settings.maxDownloadBytes,
+      ...(threads !== undefined ? { threads } : {}),
     });
     process.stdout.write(
       json

@@ -90,6 +90,27 @@ describe("crm-insights-mcp summarize", () => {
     expect(run.stderr).toContain(`above the ${Math.floor(capMb * 1024 * 1024)}-byte limit`);
   });
 
+  it("--threads 2: the bundled bin's worker thread reads part of the file, and the summary is one thread's", async () => {
+    // Big enough that the second thread's range holds rounds of its own.
+    const big = join(dir, "two-threads.csv");
+    await writeFile(big, toCsv(campaignRows(21, 3000)));
+    const one = await summarize([big, "--json", "--threads", "1"]);
+    const two = await summarize([big, "--json", "--threads", "2"]);
+    expect(one.stderr).toBe("");
+    expect(two.stderr).toBe("");
+    expect([one.code, two.code]).toEqual([0, 0]);
+    expect((JSON.parse(one.stdout) as { rows: number }).rows).toBeGreaterThan(10_000);
+    expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
+  });
+
+  it("exit 2: --threads outside 1 to 16", async () => {
+    for (const bad of ["0", "17", "1.5", "x"]) {
+      const run = await summarize([file, "--threads", bad]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("--threads needs a whole number from 1 to 16.");
+    }
+  });
+
   it("exit 2: a bad CRM_TIME_ZONE is named; usage errors", async () => {
     const zone = await summarize([file, "--json"], { CRM_TIME_ZONE: "Mars/Olympus" });
     expect(zone.code).toBe(2);
