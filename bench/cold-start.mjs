@@ -3,7 +3,7 @@
 // Bare `node -e ""` runs are interleaved with the server's, so a loaded machine (which slows
 // every process start) shows up in the baseline rather than being charged to the server.
 // Usage: npm run build && node bench/cold-start.mjs [runs]
-// Exits 1 when the median time to the initialize result is 400 ms or more AND the server's own
+// Exits 1 when the median time to the initialize result is 300 ms or more AND the server's own
 // share (that median minus the bare-node median, plus an idle machine's node start) is too.
 // Last line: JSON.
 import { spawn } from "node:child_process";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 
 const BIN = new URL("../dist/cli.js", import.meta.url).pathname;
 const RUNS = Number(process.argv[2] ?? 10);
-const TARGET_MS = 400;
+const TARGET_MS = 300;
 // Assumed cost of starting node on an idle machine (typical for Node 20-22 on a laptop).
 const IDLE_NODE_MS = 60;
 

@@ -6,27 +6,11 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { onlyEnglishZodLocales } from "./lib/only-english-zod-locales.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const view = join(root, "src/report/view");
 const require = createRequire(import.meta.url);
-
-// zod (bundled through ext-apps' App) re-exports every locale from one module; only English
-// error text is ever used, and the others are ~250 KB of the page.
-const onlyEnglishZodLocales = {
-  name: "only-english-zod-locales",
-  setup(b) {
-    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${"node_modules"}/zod/`)
-        ? { path: join(dirname(args.importer), args.path), namespace: "zod-locales" }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
-      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), "en.js"))};`,
-      resolveDir: dirname(args.path),
-    }));
-  },
-};
 
 const result = await build({
   entryPoints: [join(view, "main.ts")],
