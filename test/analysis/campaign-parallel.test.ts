@@ -16,8 +16,9 @@ import { campaignRows, HEADER, mulberry32, toCsv } from "./campaign-fixture.js";
 
 /**
  * The summary is the same whatever the order of the rows, however the file is cut between
- * threads and read in chunks: the worker threads run the built script in dist/ (npm test builds
- * it first).
+ * threads and read in chunks. The worker threads run the built script,
+ * `dist/analysis/campaign-worker.js`: naming it puts this file among the tests of the built
+ * package (vitest.config.ts), which wait for the build instead of running while it replaces dist/.
  */
 
 let dir: string;
