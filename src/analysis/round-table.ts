@@ -143,14 +143,44 @@ interface CachedKey {
   key: Uint8Array;
   taskEnd: number;
   scheduledEnd: number;
+  /**
+   * The fields as an unquoted row holds them, `task,scheduled,group`, to compare with a row's
+   * bytes in 4-byte words; null when a field holds a byte that only a quoted field can (a comma
+   * would make the split ambiguous).
+   */
+  span: DataView | null;
+  /** its length (a DataView's byteLength is a call, not a field load) */
+  spanLength: number;
   round: RoundAcc;
 }
 
 function cachedKeyOf(round: RoundAcc): CachedKey {
   const task = Buffer.from(round.rawTask, "utf8");
   const scheduled = Buffer.from(round.scheduled_at, "utf8");
-  const key = new Uint8Array(Buffer.concat([task, scheduled, Buffer.from(round.rawGroup, "utf8")]));
-  return { key, taskEnd: task.length, scheduledEnd: task.length + scheduled.length, round };
+  const group = Buffer.from(round.rawGroup, "utf8");
+  const key = new Uint8Array(Buffer.concat([task, scheduled, group]));
+  const comma = Buffer.from(",");
+  const unquotable = !/[",\r\n]/.test(round.rawTask + round.scheduled_at + round.rawGroup);
+  const span = unquotable
+    ? new DataView(new Uint8Array(Buffer.concat([task, comma, scheduled, comma, group])).buffer)
+    : null;
+  return {
+    key,
+    taskEnd: task.length,
+    scheduledEnd: task.length + scheduled.length,
+    span,
+    spanLength: span === null ? -1 : span.byteLength,
+    round,
+  };
+}
+
+/** True when `view` holds at `s` the `n` bytes of `span` (4 at a time, then the rest). */
+function sameSpan(view: DataView, s: number, span: DataView, n: number): boolean {
+  let k = 0;
+  for (; k + 4 <= n; k += 4)
+    if (view.getInt32(s + k, true) !== span.getInt32(k, true)) return false;
+  for (; k < n; k++) if (view.getUint8(s + k) !== span.getUint8(k)) return false;
+  return true;
 }
 
 function sameBytes(
@@ -211,18 +241,41 @@ export class RoundTable {
         (ge > gs ? (buf[ge - 1] as number) * 3 : 0)) &
       (CACHE_SLOTS - 1);
     const cached = this.cache[slot];
-    if (
-      cached !== undefined &&
-      sameBytes(buf, ts, te, cached.key, 0, cached.taskEnd) &&
-      sameBytes(buf, ss, se, cached.key, cached.taskEnd, cached.scheduledEnd) &&
-      sameBytes(buf, gs, ge, cached.key, cached.scheduledEnd, cached.key.length)
-    ) {
-      return cached.round;
+    if (cached !== undefined) {
+      if (ss === te + 1 && gs === se + 1) {
+        // None of the three is quoted (a quote would stand between a field's end and the next
+        // one's start): they are one span of the row, compared at once.
+        const span = cached.span;
+        if (
+          span !== null &&
+          cached.spanLength === ge - ts &&
+          sameSpan(this.viewOf(buf), ts, span, ge - ts)
+        ) {
+          return cached.round;
+        }
+      } else if (
+        sameBytes(buf, ts, te, cached.key, 0, cached.taskEnd) &&
+        sameBytes(buf, ss, se, cached.key, cached.taskEnd, cached.scheduledEnd) &&
+        sameBytes(buf, gs, ge, cached.key, cached.scheduledEnd, cached.key.length)
+      ) {
+        return cached.round;
+      }
     }
     const round = this.lookupHashed(rec);
     this.cache[slot] = cachedKeyOf(round);
     return round;
   }
+
+  /** A view of the record's buffer, made once per buffer (the scanner's chunk). */
+  private viewOf(buf: Buffer): DataView {
+    if (buf !== this.viewBuf) {
+      this.viewBuf = buf;
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+    return this.view;
+  }
+  private viewBuf: Buffer | undefined;
+  private view: DataView = new DataView(new ArrayBuffer(0));
 
   /** The round by the hash of its key fields' bytes (none of them escaped). */
   private lookupHashed(rec: CsvRecord): RoundAcc {
