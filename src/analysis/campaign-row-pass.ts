@@ -145,7 +145,10 @@ export function rowHandler(
       case 2: {
         // failure
         const channel = channels.lookup(rec, COL.channel);
-        round.channels.add(channel.id);
+        if (round.lastChannel !== channel.id) {
+          round.lastChannel = channel.id;
+          round.channels.add(channel.id);
+        }
         let acc = channelAcc[channel.id];
         if (acc === undefined) {
           acc = { sent: 0, received: 0, failed: 0 };

@@ -37,6 +37,8 @@ export class CsvScanError extends Error {
  */
 export interface CsvRecord {
   buf: Buffer;
+  /** a view of `buf`, to compare its bytes 4 at a time */
+  view: DataView;
   count: number;
   starts: Int32Array;
   ends: Int32Array;
@@ -94,13 +96,15 @@ export function fieldText(rec: CsvRecord, i: number): string {
   return rec.escaped[i] === 1 ? text.replaceAll('""', '"') : text;
 }
 
-/** True when field `i` holds exactly the ASCII/UTF-8 bytes of `bytes`. */
-export function fieldEquals(rec: CsvRecord, i: number, bytes: Uint8Array): boolean {
-  const s = rec.starts[i] ?? 0;
-  const e = rec.ends[i] ?? 0;
-  if (e - s !== bytes.length || rec.escaped[i] === 1) return false;
-  const buf = rec.buf;
-  for (let k = 0; k < bytes.length; k++) if (buf[s + k] !== bytes[k]) return false;
+/**
+ * True when `view` holds at `at` the first `n` bytes of `other`: 4 bytes at a time, where a loop
+ * over single bytes costs about four times as many instructions.
+ */
+export function sameBytesAt(view: DataView, at: number, other: DataView, n: number): boolean {
+  let k = 0;
+  for (; k + 4 <= n; k += 4)
+    if (view.getInt32(at + k, true) !== other.getInt32(k, true)) return false;
+  for (; k < n; k++) if (view.getUint8(at + k) !== other.getUint8(k)) return false;
   return true;
 }
 
@@ -138,6 +142,7 @@ export class CsvScanner {
     this.slice = Math.max(1, options.sliceBytes ?? SCAN_SLICE);
     this.rec = {
       buf: this.carry,
+      view: new DataView(new ArrayBuffer(0)),
       count: 0,
       starts: new Int32Array(this.maxFields),
       ends: new Int32Array(this.maxFields),
@@ -275,6 +280,7 @@ export class CsvScanner {
   private scan(data: Buffer): void {
     const rec = this.rec;
     rec.buf = data;
+    rec.view = this.viewOf(data);
     const starts = rec.starts;
     const ends = rec.ends;
     const escaped = rec.escaped;
@@ -445,6 +451,17 @@ export class CsvScanner {
     this.recordLine = recordLine;
   }
 
+  /** A view of the data being scanned, made once per push (the scan runs per slice). */
+  private viewOf(data: Buffer): DataView {
+    if (data !== this.viewData) {
+      this.viewData = data;
+      this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    }
+    return this.view;
+  }
+  private viewData: Buffer | undefined;
+  private view: DataView = new DataView(new ArrayBuffer(0));
+
   /** The data ended mid-record: its offsets move down by `consumed` as it becomes the carry. */
   private moveToCarry(consumed: number): void {
     if (consumed > 0) {
@@ -463,6 +480,7 @@ export class CsvScanner {
   private finishLast(data: Buffer): void {
     const rec = this.rec;
     rec.buf = data;
+    rec.view = this.viewOf(data);
     const len = data.length;
     const starts = rec.starts;
     const ends = rec.ends;

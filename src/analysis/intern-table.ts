@@ -1,10 +1,12 @@
 import { checkKeyLength, MAX_KEY_BYTES } from "./campaign-columns.js";
-import { type CsvRecord, fieldEquals, fieldText } from "./csv-scanner.js";
+import { type CsvRecord, fieldText, sameBytesAt } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { safeText } from "./safe-text.js";
 
 export interface Interned {
-  bytes: Buffer;
+  /** the value's bytes as a view and their length, compared with a row's field (sameField) */
+  view: DataView;
+  length: number;
   /** The value as written (compared with inputs). */
   name: string;
   /** The value made safe to show (see safe-text.ts). */
@@ -30,6 +32,16 @@ function quickSlot(rec: CsvRecord, col: number): number {
   );
 }
 
+/** True when field `col` of the row is exactly the item's bytes (not escaped). */
+function sameField(rec: CsvRecord, col: number, item: Interned): boolean {
+  const s = rec.starts[col] as number;
+  return (
+    (rec.ends[col] as number) - s === item.length &&
+    rec.escaped[col] !== 1 &&
+    sameBytesAt(rec.view, s, item.view, item.length)
+  );
+}
+
 /** Maps a column's distinct byte values to small ids without decoding every row. */
 export class InternTable {
   readonly items: Interned[] = [];
@@ -48,15 +60,15 @@ export class InternTable {
 
   lookup(rec: CsvRecord, col: number): Interned {
     const last = this.last;
-    if (last !== undefined && fieldEquals(rec, col, last.bytes)) return last;
+    if (last !== undefined && sameField(rec, col, last)) return last;
     const slot = quickSlot(rec, col);
     const hit = this.cache[slot];
-    if (hit !== undefined && fieldEquals(rec, col, hit.bytes)) {
+    if (hit !== undefined && sameField(rec, col, hit)) {
       this.last = hit;
       return hit;
     }
     for (const item of this.items) {
-      if (fieldEquals(rec, col, item.bytes)) {
+      if (sameField(rec, col, item)) {
         this.last = item;
         this.cache[slot] = item;
         return item;
@@ -80,8 +92,10 @@ export class InternTable {
         "not_campaign_export",
       );
     }
+    const bytes = Buffer.from(name, "utf8");
     const item: Interned = {
-      bytes: Buffer.from(name, "utf8"),
+      view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length),
+      length: bytes.length,
       name,
       shown: safeText(name, MAX_KEY_BYTES),
       id: this.items.length,

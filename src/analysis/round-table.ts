@@ -5,7 +5,7 @@ import {
   checkTime,
   MAX_KEY_BYTES,
 } from "./campaign-columns.js";
-import { type CsvRecord, fieldText } from "./csv-scanner.js";
+import { type CsvRecord, fieldText, sameBytesAt } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { U64Map } from "./hash-table.js";
 import { safeText } from "./safe-text.js";
@@ -46,6 +46,8 @@ export interface RoundAcc {
   controlUsers: U64Map;
   /** channel ids (the tally's channel table) */
   channels: Set<number>;
+  /** the id last added to `channels`: most rows of a round repeat it, and a Set.add costs more */
+  lastChannel: number;
 }
 
 /** Initial sizes of a round's user maps, in entries (see U64Map.forEntries). */
@@ -85,6 +87,7 @@ export function newRound(
     conversionUsers: U64Map.forEntries(sizes.conversions, false),
     controlUsers: U64Map.forEntries(sizes.control, false),
     channels: new Set(),
+    lastChannel: -1,
   };
 }
 
@@ -174,15 +177,6 @@ function cachedKeyOf(round: RoundAcc): CachedKey {
   };
 }
 
-/** True when `view` holds at `s` the `n` bytes of `span` (4 at a time, then the rest). */
-function sameSpan(view: DataView, s: number, span: DataView, n: number): boolean {
-  let k = 0;
-  for (; k + 4 <= n; k += 4)
-    if (view.getInt32(s + k, true) !== span.getInt32(k, true)) return false;
-  for (; k < n; k++) if (view.getUint8(s + k) !== span.getUint8(k)) return false;
-  return true;
-}
-
 function sameBytes(
   buf: Uint8Array,
   s: number,
@@ -249,7 +243,7 @@ export class RoundTable {
         if (
           span !== null &&
           cached.spanLength === ge - ts &&
-          sameSpan(this.viewOf(buf), ts, span, ge - ts)
+          sameBytesAt(rec.view, ts, span, ge - ts)
         ) {
           return cached.round;
         }
@@ -265,17 +259,6 @@ export class RoundTable {
     this.cache[slot] = cachedKeyOf(round);
     return round;
   }
-
-  /** A view of the record's buffer, made once per buffer (the scanner's chunk). */
-  private viewOf(buf: Buffer): DataView {
-    if (buf !== this.viewBuf) {
-      this.viewBuf = buf;
-      this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    }
-    return this.view;
-  }
-  private viewBuf: Buffer | undefined;
-  private view: DataView = new DataView(new ArrayBuffer(0));
 
   /** The round by the hash of its key fields' bytes (none of them escaped). */
   private lookupHashed(rec: CsvRecord): RoundAcc {
