@@ -1,7 +1,29 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatNumber, markdownText, percent, table } from "../src/format.js";
+import { formatCount, formatNumber, markdownText, percent, table } from "../src/format.js";
 
 describe("shared formatting", () => {
+  it("groups counts like toLocaleString en-US, whole or not, signed or not", () => {
+    expect(formatCount(0)).toBe("0");
+    expect(formatCount(999)).toBe("999");
+    expect(formatCount(1000)).toBe("1,000");
+    expect(formatCount(-1234567)).toBe("-1,234,567");
+    expect(formatCount(-0)).toBe((-0).toLocaleString("en-US"));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+          fc.maxSafeInteger(),
+          fc.double({ noNaN: true, min: -1e12, max: 1e12 }),
+        ),
+        (value) => {
+          expect(formatCount(value)).toBe(value.toLocaleString("en-US"));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
   it("table cells from outside cannot break the row or add a cell; names stay as written", () => {
     const name = "[대용량] **Sale** | #{고객명}\n|x|y| [click](x) <b>50%</b> cmp_1a2b \\";
     const out = table(["name", "n"], [[name, 3]]);
