@@ -43,7 +43,8 @@ const result = await build({
   // writes none either, and the package ships none): debug from src/ or tsc's dist/ modules.
   minifyWhitespace: true,
   minifySyntax: true,
-  legalComments: "none",
+  // The licence comments of the bundled dependencies stay with their code.
+  legalComments: "eof",
   logLevel: "warning",
 });
 
