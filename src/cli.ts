@@ -3,14 +3,7 @@
  * The package's bin. No arguments: the MCP server on stdio. `sandbox`, `summarize`, `query` and
  * the rest are subcommands; each is loaded on demand so the server's cold start does not pay for them.
  */
-import nodeModule from "node:module";
 import { redact } from "./redact.js";
-
-// Node 22.1 and later keep V8's compiled code of the modules between starts (in the system's
-// temp folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off), as TypeScript's own tsc does: about
-// 20 ms of a server start on Node 24. Called before the command's modules are imported; Node 20
-// has no such cache.
-(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 const [command, ...args] = process.argv.slice(2);
 

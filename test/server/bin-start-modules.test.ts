@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import nodeModule from "node:module";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,33 +87,4 @@ describe("the bundled bin's server start", () => {
       [...SUBCOMMANDS].sort(),
     );
   });
-
-  // Node 20 has no compile cache; CI's second run (Node 24) runs this test.
-  const hasCompileCache =
-    typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === "function";
-  it.skipIf(!hasCompileCache)(
-    "keeps V8's compiled code of its modules in the temp folder's compile cache (Node 22.1+)",
-    async () => {
-      const temp = join(dir, "tmp");
-      await mkdir(temp);
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? "",
-        CRM_DATA_DIR: join(dir, "data-cache"),
-        CRM_LOG_LEVEL: "warn",
-        TMPDIR: temp,
-      };
-      const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env });
-      const client = new Client({ name: "bin-cache", version: "1.0.0" });
-      try {
-        await client.connect(transport);
-        await client.listTools();
-      } finally {
-        await client.close();
-      }
-      const cache = join(temp, "node-compile-cache");
-      const entries = await readdir(cache, { recursive: true });
-      // The chunks the server start loaded are cached, not only the entry.
-      expect(entries.length).toBeGreaterThan(10);
-    },
-  );
 });
