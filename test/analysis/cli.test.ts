@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordLoadsTo } from "../helpers/load-recorder.js";
 import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
 
 /** The built bin's `summarize` command (dist/ is built first by this file's vitest project). */
@@ -15,14 +16,18 @@ interface Run {
   stderr: string;
 }
 
-function summarize(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function summarize(
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<Run> {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("CRM_")),
   );
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, "summarize", ...args],
+      [...nodeArgs, BIN, "summarize", ...args],
       { env: { ...clean, ...env }, timeout: 20_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
@@ -94,11 +99,22 @@ describe("crm-insights-mcp summarize", () => {
     // Big enough that the second thread's range holds rounds of its own.
     const big = join(dir, "two-threads.csv");
     await writeFile(big, toCsv(campaignRows(21, 3000)));
-    const one = await summarize([big, "--json", "--threads", "1"]);
-    const two = await summarize([big, "--json", "--threads", "2"]);
+    const loads = (threads: number) => join(dir, `loads-${threads}.txt`);
+    const one = await summarize([big, "--json", "--threads", "1"], {}, [
+      "--import",
+      recordLoadsTo(loads(1)),
+    ]);
+    const two = await summarize([big, "--json", "--threads", "2"], {}, [
+      "--import",
+      recordLoadsTo(loads(2)),
+    ]);
     expect(one.stderr).toBe("");
     expect(two.stderr).toBe("");
     expect([one.code, two.code]).toEqual([0, 0]);
+    // The worker script ran with two threads only (the loads of both threads are recorded).
+    const worker = "/dist/analysis/campaign-worker.js";
+    expect((await readFile(loads(1), "utf8")).includes(worker)).toBe(false);
+    expect((await readFile(loads(2), "utf8")).includes(worker)).toBe(true);
     expect((JSON.parse(one.stdout) as { rows: number }).rows).toBeGreaterThan(10_000);
     expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
   });

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordLoadsTo } from "../helpers/load-recorder.js";
 
 /**
  * What the bundled bin (scripts/build-bin.mjs) loads to start the MCP server and answer
@@ -32,18 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-/** `--import` of a module that registers a load hook appending each module's URL to `out`. */
-function recordLoadsTo(out: string): string {
-  const hooks = `import { appendFileSync } from "node:fs";
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(out)}, url + "\\n");
-  return next(url, context);
-}`;
-  const register = `import { register } from "node:module";
-register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
-  return `data:text/javascript,${encodeURIComponent(register)}`;
-}
 
 const definesAny = (text: string, names: string[]): string[] =>
   names.filter((name) => new RegExp(`function ${name}\\d*\\(`).test(text));
