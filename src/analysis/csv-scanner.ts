@@ -1,10 +1,13 @@
 import { isUtf8 } from "node:buffer";
+import { MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
 
 /**
  * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row,
  * which caps it near 20 MB/s; this scanner only records where each field's bytes are and lets the
- * caller decode the few columns it needs, so a 700 MB export is read in seconds. csv-parse stays
- * the oracle it is tested against.
+ * caller decode the few columns it needs, so a 700 MB export is read in seconds. It does not read
+ * every byte either: the bytes that can end or open a field are found 16 at a time in WebAssembly
+ * (csv-specials.ts) and the state machine below jumps from one to the next. csv-parse stays the
+ * oracle it is tested against.
  *
  * Accepted: quoted fields (with separators, CR/LF and doubled quotes inside), records ended by
  * LF, CRLF or a lone CR, a last record without a line ending. Rejected with the line number: a
@@ -80,13 +83,6 @@ const AFTER_CR = 5; // record ended by CR; a following LF belongs to it
  */
 const SCAN_SLICE = 1 << 14;
 
-/** 1 for the bytes that end or break an unquoted field. */
-const SPECIAL = new Uint8Array(256);
-SPECIAL[QUOTE] = 1;
-SPECIAL[COMMA] = 1;
-SPECIAL[LF] = 1;
-SPECIAL[CR] = 1;
-
 /** Returns the field's text, with doubled quotes undone. The record's bytes are valid UTF-8. */
 export function fieldText(rec: CsvRecord, i: number): string {
   const s = rec.starts[i] ?? 0;
@@ -115,6 +111,7 @@ export class CsvScanner {
   private readonly slice: number;
   private readonly rec: CsvRecord;
   private readonly onRecord: (rec: CsvRecord) => void;
+  private readonly specials = new SpecialsIndex();
 
   /** Unfinished record carried over from the previous chunk (a view into `work`). */
   private carry: Buffer = Buffer.alloc(0);
@@ -139,7 +136,7 @@ export class CsvScanner {
     this.maxField = options.maxFieldBytes ?? 1 << 20;
     this.maxRecord = options.maxRecordBytes ?? 4 << 20;
     this.maxFields = options.maxFields ?? 256;
-    this.slice = Math.max(1, options.sliceBytes ?? SCAN_SLICE);
+    this.slice = Math.min(MAX_WINDOW, Math.max(1, options.sliceBytes ?? SCAN_SLICE));
     this.rec = {
       buf: this.carry,
       view: new DataView(new ArrayBuffer(0)),
@@ -284,7 +281,6 @@ export class CsvScanner {
     const starts = rec.starts;
     const ends = rec.ends;
     const escaped = rec.escaped;
-    const len = data.length;
     const maxFields = this.maxFields;
     let state = this.state;
     let i = this.resumeAt;
@@ -294,8 +290,12 @@ export class CsvScanner {
     let line = this.line;
     let recordStart = this.recordStart;
     let recordLine = this.recordLine;
-    const to = Math.min(len, i + this.slice);
-    let nextLf = -2; // cached position of the next LF at or after the scan position
+    const to = Math.min(data.length, i + this.slice);
+    // The special bytes of this slice: `at[k]` is always the first one at or after `i`, so every
+    // state below finds the byte that ends its field without reading the bytes between.
+    const found = this.specials.index(data, i, to);
+    const at = this.specials.positions;
+    let k = 0;
 
     // The field and record ends below are written out where they happen, not as closures: a
     // closure that writes `count` or `fieldStart` would move them out of registers into a heap
@@ -306,12 +306,12 @@ export class CsvScanner {
     while (i < to) {
       switch (state) {
         case FIELD_START: {
-          const b = data[i];
-          if (b === QUOTE) {
+          if (data[i] === QUOTE) {
             state = QUOTED;
             fieldStart = i + 1;
             fieldEscaped = 0;
             i++;
+            k++;
           } else {
             fieldStart = i;
             fieldEscaped = 0;
@@ -320,14 +320,12 @@ export class CsvScanner {
           break;
         }
         case UNQUOTED: {
-          // Tight loop: most bytes are plain field content.
-          // Every special byte is at most a comma: most bytes (letters, digits) pass the first test
-          // without the table load.
-          for (; i < len; i++) {
-            const c = data[i] as number;
-            if (c <= COMMA && SPECIAL[c] === 1) break;
+          if (k >= found) {
+            i = to; // the field goes on past this slice
+            break;
           }
-          if (i >= len) break;
+          i = at[k] as number;
+          k++;
           const b = data[i] as number;
           if (b === QUOTE) {
             this.fail(
@@ -363,20 +361,25 @@ export class CsvScanner {
           break;
         }
         case QUOTED: {
-          const q = data.indexOf(QUOTE, i);
-          const stop = q < 0 ? len : q;
-          // Count line breaks inside the quoted text so error messages name the physical line.
-          if (nextLf < i) nextLf = nextLf === -1 ? -1 : data.indexOf(LF, i);
-          while (nextLf >= 0 && nextLf < stop) {
-            line++;
-            nextLf = data.indexOf(LF, nextLf + 1);
+          // Separators inside the quotes are skipped; line breaks are counted so that error
+          // messages name the physical line.
+          let b = 0;
+          while (k < found) {
+            b = data[at[k] as number] as number;
+            if (b === QUOTE) break;
+            if (b === LF) line++;
+            k++;
           }
-          if (stop - fieldStart > maxField) this.fieldTooLarge(recordLine);
-          i = stop;
-          if (q >= 0) {
-            state = QUOTE_SEEN;
-            i++;
+          if (k >= found) {
+            if (to - fieldStart > maxField) this.fieldTooLarge(recordLine);
+            i = to;
+            break;
           }
+          const q = at[k] as number;
+          if (q - fieldStart > maxField) this.fieldTooLarge(recordLine);
+          k++;
+          i = q + 1;
+          state = QUOTE_SEEN;
           break;
         }
         case QUOTE_SEEN: {
@@ -384,6 +387,7 @@ export class CsvScanner {
             fieldEscaped = 1;
             state = QUOTED;
             i++;
+            k++;
           } else {
             if (count >= maxFields) this.tooManyFields(recordLine);
             if (i - 1 - fieldStart > maxField) this.fieldTooLarge(recordLine);
@@ -400,12 +404,14 @@ export class CsvScanner {
           if (b === COMMA) {
             state = FIELD_START;
             i++;
+            k++;
           } else if (b === LF || b === CR) {
             rec.count = count;
             rec.line = recordLine;
             onRecord(rec);
             count = 0;
             i++;
+            k++;
             if (b === LF) {
               line++;
               state = FIELD_START;
@@ -428,6 +434,7 @@ export class CsvScanner {
           if (data[i] === LF) {
             line++;
             i++;
+            k++;
             recordStart = i;
             recordLine = line;
           } else {
