@@ -1,3 +1,4 @@
+import { formatCount } from "../format.js";
 /**
  * The service's limits (spec section 8), in one place: the client, the tools' texts and checks,
  * and the sandbox that imitates the service all read them from here.
@@ -35,8 +36,12 @@ export const MAX_METRICS_WINDOW_DAYS = 180;
  */
 export const AGGREGATION_GRACE_HOURS = 24;
 
-/** Numbers as the texts write them: "2,000,000". */
-export const sendsText = (n: number): string => n.toLocaleString("en-US");
+/**
+ * Numbers as the texts write them: "2,000,000". Not toLocaleString: this runs as the module
+ * loads, and the first toLocaleString of a process loads the locale data (about 10 ms of every
+ * start of the server and of the summary's command).
+ */
+export const sendsText = (n: number): string => formatCount(n);
 
 /** The export size limit the way every text says it. */
 export const EXPORT_SIZE_LIMIT_TEXT = `${sendsText(EXPORT_MAX_SENDS)} sends or more than ${EXPORT_MAX_ROUNDS} rounds`;
