@@ -135,7 +135,7 @@ export function rowHandler(
     const hasUser = ue > us;
     if (!hasUser) t.unidentified++;
     // Send and failure rows count no users (about half the rows), so their ids are not hashed.
-    else if (role !== 0 && role !== 2) hashBytes(buf, us, ue, seed, hash);
+    else if (role !== 0 && role !== 2) hashBytes(rec.view, us, ue, seed, hash);
     const hi = hash[0] as number;
     const lo = hash[1] as number;
 

@@ -16,12 +16,15 @@ export interface U64MapState {
 }
 
 /**
- * 64-bit hash of `buf[start, end)` with a seed; returned through `out` to avoid allocation. The
- * halves are signed 32-bit integers: V8 keeps those unboxed (small integers), where unsigned
- * halves above 2^31 became a heap number at every call that passed them on.
+ * 64-bit hash of the bytes `[start, end)` of `view` with a seed; returned through `out` to avoid
+ * allocation. Two different 32-bit hashes of the bytes, read 4 at a time (a user id is 20-30
+ * bytes: a byte at a time cost three times the instructions): murmur3's block step and xxHash32's
+ * round, each finished with the length and an avalanche. The halves are signed 32-bit integers:
+ * V8 keeps those unboxed (small integers), where unsigned halves above 2^31 became a heap number
+ * at every call that passed them on.
  */
 export function hashBytes(
-  buf: Uint8Array,
+  view: DataView,
   start: number,
   end: number,
   seed: number,
@@ -29,11 +32,26 @@ export function hashBytes(
 ): void {
   let h1 = 0x811c9dc5 ^ seed;
   let h2 = 0x9747b28c ^ Math.imul(seed, 0x85ebca6b);
-  for (let i = start; i < end; i++) {
-    const b = buf[i] as number;
-    h1 = Math.imul(h1 ^ b, 0x01000193);
-    h2 = Math.imul(h2 ^ b, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
+  let i = start;
+  for (; i + 4 <= end; i += 4) {
+    const w = view.getInt32(i, true);
+    let k = Math.imul(w, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    h1 ^= Math.imul(k, 0x1b873593);
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+    h2 = (h2 + Math.imul(w, 0x85ebca77)) | 0;
+    h2 = (h2 << 13) | (h2 >>> 19);
+    h2 = Math.imul(h2, 0x9e3779b1);
+  }
+  // The last 1-3 bytes, as one more word whose top bytes are zero (the length tells them apart).
+  if (i < end) {
+    let w = 0;
+    for (let shift = 0; i < end; i++, shift += 8) w |= view.getUint8(i) << shift;
+    const k = Math.imul(w, 0xcc9e2d51);
+    h1 ^= Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+    const acc = (h2 + Math.imul(w, 0x165667b1)) | 0;
+    h2 = Math.imul((acc << 11) | (acc >>> 21), 0x27d4eb2f);
   }
   out[0] = fmix(h1 ^ (end - start));
   out[1] = fmix(h2 ^ Math.imul(end - start, 0x27d4eb2f));

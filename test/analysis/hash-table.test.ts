@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { distinctOver } from "../../src/analysis/distinct-users.js";
-import { U64Map } from "../../src/analysis/hash-table.js";
+import { hashBytes, U64Map } from "../../src/analysis/hash-table.js";
 
 /** A plain Map keyed by the two halves as text: the reference the typed-array map must match. */
 function reference(ops: [number, number, number][], mode: "add" | "addMin"): Map<string, number> {
@@ -188,5 +188,49 @@ describe("distinctOver (distinct keys over many maps, part by part)", () => {
       expect(map.capacity).toBe(16);
       for (const perPart of [1, 2, 5, 12]) expect(distinctOver([map], (m) => m, perPart)).toBe(12);
     }
+  });
+});
+
+describe("hashBytes (user ids to 64-bit keys)", () => {
+  const keyOf = (bytes: Uint8Array, at: number, seed: number): string => {
+    const buf = new Uint8Array(at + bytes.length + 3);
+    buf.set(bytes, at);
+    const out = new Int32Array(2);
+    hashBytes(new DataView(buf.buffer), at, at + bytes.length, seed, out);
+    return `${out[0]}:${out[1]}`;
+  };
+
+  it("depends on the bytes only, not on where they sit or what surrounds them", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), fc.nat(7), fc.nat(7), (bytes, a, b) => {
+        expect(keyOf(bytes, a, 0x51)).toBe(keyOf(bytes, b, 0x51));
+      }),
+    );
+  });
+
+  it("gives distinct keys to 300,000 ids of the service's shapes, per seed, and differs by seed", () => {
+    const seen = new Set<string>();
+    const text = new TextEncoder();
+    let n = 0;
+    for (let i = 0; i < 100_000; i++) {
+      const ids = [
+        `member${String(i).padStart(6, "0")}@example.com`,
+        (i * 2654435761).toString(16).padStart(24, "0").slice(-24),
+        `u${i}`,
+      ];
+      for (const id of ids) {
+        const bytes = text.encode(id);
+        seen.add(keyOf(bytes, i % 4, 0x51));
+        n++;
+      }
+    }
+    expect(seen.size).toBe(n);
+    const id = text.encode("member000001@example.com");
+    expect(keyOf(id, 0, 0x51)).not.toBe(keyOf(id, 0, 0x75));
+    // Trailing bytes (lengths not a multiple of 4) count, zero bytes included.
+    expect(keyOf(Uint8Array.of(1, 2, 3, 4, 5), 0, 0x51)).not.toBe(
+      keyOf(Uint8Array.of(1, 2, 3, 4, 5, 0), 0, 0x51),
+    );
+    expect(keyOf(Uint8Array.of(), 0, 0x51)).not.toBe(keyOf(Uint8Array.of(0), 0, 0x51));
   });
 });
