@@ -1,18 +1,10 @@
 import { existsSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { builtFile } from "../package-files.js";
 import { closeTally, type TallyOptions } from "./campaign-one-pass.js";
-import {
-  type Pieces,
-  type PiecesRead,
-  pieceCuts,
-  pieceStarts,
-  readPieces,
-  takeNoMore,
-  untaken,
-} from "./campaign-pieces.js";
-import { readRange } from "./campaign-read.js";
+import { type RangeEnd, readRange } from "./campaign-read.js";
 import { roleCoder, rowHandler } from "./campaign-row-pass.js";
 import {
   type CampaignTally,
@@ -24,42 +16,39 @@ import {
 import { AnalysisError } from "./errors.js";
 
 /**
- * One campaign CSV read by several threads: the file is cut into pieces (campaign-pieces.ts),
- * this thread reads the first and then, like each worker thread, pieces nobody has taken yet,
- * each thread into its own tally; the tallies are merged (exactly: see campaign-tally.ts).
+ * One campaign CSV read by several threads: the file is cut into byte ranges, this thread reads
+ * the first and a worker thread each of the others, and the partial tallies are merged (exactly:
+ * see campaign-tally.ts).
  *
- * Where a piece starts: the first record start after a cut point cannot be known without reading
- * from the top of the file (a quoted field may hold line breaks), so each piece after the first
- * starts, speculatively, after the first line break past its cut point that rows of the campaign's
- * width follow (a line break inside an error message seldom passes that). The reader of the
- * piece before it, which started on a true record start (the first piece does; any other did if
- * the pieces before it were all checked), reads up to that offset and checks that a record ends
- * exactly there (its scanner's state is exact). If the first piece fails the check (the line
- * break was inside quotes), this thread reads on to the end of the file and the workers' work is
- * dropped; if a later one does, the file is read again in one pass: the result is still exact,
- * only slower. So is any other problem in a later piece (a malformed row, a cap reached, a file
- * that does not end with a line break): the one pass's messages give the exact line numbers.
+ * Where a range starts: the first record start after a cut point cannot be known without reading
+ * from the top of the file (a quoted field may hold line breaks), so each range after the first
+ * starts, speculatively, just after the first line break past its cut point. The reader of the
+ * range before it, which started on a true record start, reads up to that offset and checks that
+ * a record ends exactly there (its scanner's state is exact). If not (the line break was inside
+ * quotes), that reader reads on to the end of the file and the later ranges' work is dropped: the
+ * result is still exact, only slower. Any other problem in a range (a malformed row, a cap
+ * reached, a file that does not end with a line break) makes the caller read the file again in
+ * one pass, whose messages give the exact line numbers.
  */
 
 /** The worker's message: its tally, or the error that stopped it. */
 export type WorkerReply =
-  | ({ ok: true; part: TallyPart } & PiecesRead)
+  | { ok: true; part: TallyPart; end: RangeEnd }
   | { ok: false; message: string; code: string | undefined };
 
-export interface WorkerJob extends Pieces {
+export interface WorkerJob {
   path: string;
   /** the file's size */
   bytes: number;
-  /** the threads reading the file, this one included */
-  threads: number;
+  start: number;
+  end: number;
   conversionType: string | undefined;
   chunkBytes: number | undefined;
 }
 
 export interface ParallelOptions extends TallyOptions {
-  /** threads to read with, this one included (at least 2) */
   threads: number;
-  /** where to cut (tests); by default see pieceCuts */
+  /** where to cut (tests); by default the file is cut into equal parts */
   cutAt?: number[] | undefined;
   /** the worker script (tests give one that fails) */
   workerUrl?: URL | undefined;
@@ -74,7 +63,44 @@ export function campaignWorkerUrl(): URL {
   return pathToFileURL(path);
 }
 
-/** A worker thread reading pieces; its reply, or a clear error when it dies. */
+/** The offset just after the first line break at or after `from`, or -1 when none comes soon. */
+async function nextLineStart(path: string, from: number, bytes: number): Promise<number> {
+  const handle = await open(path, "r");
+  try {
+    const window = Buffer.allocUnsafe(1 << 16);
+    // A record is at most 4 MiB (the scanner's cap): a cut with no line break that far is dropped.
+    for (let at = from; at < bytes && at < from + (4 << 20); at += window.length) {
+      const { bytesRead } = await handle.read(window, 0, window.length, at);
+      if (bytesRead === 0) break;
+      const lf = window.subarray(0, bytesRead).indexOf(0x0a);
+      if (lf >= 0) return at + lf + 1;
+    }
+    return -1;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The range starts after the first: increasing, inside the file. */
+async function rangeStarts(
+  path: string,
+  bytes: number,
+  options: ParallelOptions,
+): Promise<number[]> {
+  const cuts =
+    options.cutAt ??
+    Array.from({ length: options.threads - 1 }, (_, k) =>
+      Math.floor((bytes * (k + 1)) / options.threads),
+    );
+  const starts: number[] = [];
+  for (const cut of cuts) {
+    const start = await nextLineStart(path, Math.max(1, cut), bytes);
+    if (start > (starts.at(-1) ?? 0) && start < bytes) starts.push(start);
+  }
+  return starts;
+}
+
+/** A worker thread reading one range; its reply, or a clear error when it dies. */
 function runWorker(
   url: URL,
   job: WorkerJob,
@@ -134,63 +160,52 @@ export async function tallyInParallel(
   options: ParallelOptions,
 ): Promise<CampaignTally | undefined> {
   const conversionType = options.conversionEventType?.trim() || undefined;
-  const starts = await pieceStarts(path, bytes, options.cutAt ?? pieceCuts(bytes, options.threads));
-  if (starts.length < 2) return undefined;
-  // Piece 0 is this thread's; then it takes pieces from the front, the workers from the back.
-  const pieces: Pieces = { starts, untaken: untaken(1, starts.length) };
+  const starts = await rangeStarts(path, bytes, options);
+  if (starts.length === 0) return undefined;
   const url = options.workerUrl ?? campaignWorkerUrl();
   // Our own controller: it also stops the workers when this thread gives up on them.
   const stopAll = new AbortController();
   const onAbort = (): void => stopAll.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
-  const threads = Math.max(2, options.threads);
-  const job: WorkerJob = {
-    path,
-    bytes,
-    threads,
-    ...pieces,
-    conversionType,
-    chunkBytes: options.chunkBytes,
-  };
-  const workers = Array.from({ length: threads - 1 }, () => runWorker(url, job, stopAll.signal));
+  const workers = starts.map((start, k) =>
+    runWorker(
+      url,
+      {
+        path,
+        bytes,
+        start,
+        end: starts[k + 1] ?? Number.POSITIVE_INFINITY,
+        conversionType,
+        chunkBytes: options.chunkBytes,
+      },
+      stopAll.signal,
+    ),
+  );
   try {
-    const t = newTally(bytes / threads);
-    const readOptions = { signal: options.signal, chunkBytes: options.chunkBytes };
+    const t = newTally(starts[0] as number);
     const first = await readRange(
       path,
       0,
-      starts[1] as number,
+      starts[0] as number,
       rowHandler(t, conversionType, true),
-      readOptions,
+      {
+        signal: options.signal,
+        chunkBytes: options.chunkBytes,
+      },
     );
-    if (first.overran) {
-      // This thread read on to the end of the file: it has read every row.
-      takeNoMore(pieces.untaken);
-      if (t.pendingBadRecord !== undefined || !first.endsWithNewline) return undefined;
-      closeTally(t, true);
-      return t;
-    }
-    let read: PiecesRead;
-    try {
-      read = await readPieces(path, pieces, t, conversionType, false, readOptions);
-    } catch (error) {
-      if (error instanceof AnalysisError && error.code !== "aborted") return undefined;
-      throw error;
-    }
-    let { last, overran } = read;
+    let last = first;
     const roleCode = roleCoder(conversionType);
     for (const worker of workers) {
-      if (overran) return undefined;
+      if (last.overran) break;
       const reply = await worker.reply;
       if (!reply.ok) {
         if (reply.code === "aborted") throw new AnalysisError(reply.message, "aborted");
         return undefined;
       }
-      overran ||= reply.overran;
-      last ??= reply.last;
       mergePart(t, reply.part, roleCode);
+      last = reply.end;
     }
-    if (overran || t.pendingBadRecord !== undefined || !last?.endsWithNewline) return undefined;
+    if (t.pendingBadRecord !== undefined || !last.endsWithNewline) return undefined;
     closeTally(t, true);
     return t;
   } catch (error) {

@@ -10,9 +10,8 @@ export interface RangeEnd {
   /** the last byte read is a line break */
   endsWithNewline: boolean;
   /**
-   * The range's end was not a record boundary (a quoted field went on across it): the read went
-   * on to the end of the file (the ranges after this one were read here too) or, with `readOn:
-   * false`, stopped there.
+   * The range's end was not a record boundary (a quoted field went on across it), so the read
+   * went on to the end of the file: the ranges after this one were read here too.
    */
   overran: boolean;
 }
@@ -21,35 +20,6 @@ export interface ReadRangeOptions {
   signal?: AbortSignal | undefined;
   /** bytes per read (tests make it small to cross every state) */
   chunkBytes?: number | undefined;
-  /**
-   * When `end` is inside a record: false stops there and says so (`overran`) instead of reading
-   * on to the end of the file.
-   */
-  readOn?: boolean | undefined;
-  /**
-   * Storage kept from one range to the next of a thread that reads many (see readBuffers): made
-   * for the same `onRecord` and `chunkBytes`.
-   */
-  buffers?: ReadBuffers | undefined;
-}
-
-/**
- * The read buffers and the scanner, reused across the ranges one thread reads with one record
- * handler (the scanner is reset for each).
- */
-export interface ReadBuffers {
-  chunks: [Buffer, Buffer];
-  scanner: CsvScanner;
-}
-
-export function readBuffers(
-  onRecord: (rec: CsvRecord) => void,
-  chunkBytes = READ_CHUNK,
-): ReadBuffers {
-  return {
-    chunks: [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)],
-    scanner: new CsvScanner(onRecord),
-  };
 }
 
 /**
@@ -65,9 +35,7 @@ export async function readRange(
   options: ReadRangeOptions = {},
 ): Promise<RangeEnd> {
   const chunkBytes = options.chunkBytes ?? READ_CHUNK;
-  const reuse = options.buffers ?? readBuffers(onRecord, chunkBytes);
-  const scanner = reuse.scanner;
-  scanner.reset();
+  const scanner = new CsvScanner(onRecord);
   let endsWithNewline = false;
   let overran = false;
   try {
@@ -75,7 +43,7 @@ export async function readRange(
     // scanned, so the scan does not wait for the disk; the scanner copies what it keeps, so
     // nothing is allocated per chunk.
     const handle = await open(path, "r");
-    const buffers = reuse.chunks;
+    const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
     let next = 0;
     let position = start;
     let limit = end;
@@ -95,9 +63,8 @@ export async function readRange(
         let { bytesRead } = await pending;
         pending = undefined;
         if (bytesRead === 0 && limit !== Number.POSITIVE_INFINITY && !scanner.atRecordBoundary) {
-          // The range ended inside a record: read on to the end of the file, or stop here.
+          // The range ended inside a record: read on to the end of the file.
           overran = true;
-          if (options.readOn === false) break;
           limit = Number.POSITIVE_INFINITY;
           pending = readNext();
           ({ bytesRead } = await pending);
@@ -116,8 +83,7 @@ export async function readRange(
       if (pending !== undefined) await pending.catch(() => undefined);
       await handle.close();
     }
-    // A range stopped inside a record leaves it unread: its reader's result is dropped.
-    if (!(overran && options.readOn === false)) scanner.end();
+    scanner.end();
   } catch (error) {
     if (error instanceof CsvScanError) {
       throw new AnalysisError(

@@ -1,12 +1,13 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { WorkerJob, WorkerReply } from "./campaign-parallel.js";
-import { readPieces } from "./campaign-pieces.js";
+import { readRange } from "./campaign-read.js";
+import { rowHandler } from "./campaign-row-pass.js";
 import { newTally, toPart } from "./campaign-tally.js";
 import { AnalysisError } from "./errors.js";
 
 /**
- * A worker thread's job: the tally of the pieces of a campaign CSV it takes (see
- * campaign-pieces.ts), sent back with its maps' buffers transferred, not copied.
+ * A worker thread's job: the tally of one byte range of a campaign CSV (see
+ * campaign-parallel.ts), sent back with its maps' buffers transferred, not copied.
  */
 
 const job = workerData as WorkerJob;
@@ -16,17 +17,18 @@ if (port === null) throw new Error("campaign-worker.js runs only as a worker thr
 let reply: WorkerReply;
 let transfer: ArrayBuffer[] = [];
 try {
-  const t = newTally(job.bytes / job.threads);
-  const read = await readPieces(
+  const t = newTally(Math.min(job.end, job.bytes) - job.start);
+  const end = await readRange(
     job.path,
-    { starts: job.starts, untaken: job.untaken },
-    t,
-    job.conversionType,
-    true,
-    { chunkBytes: job.chunkBytes },
+    job.start,
+    job.end,
+    rowHandler(t, job.conversionType, false),
+    {
+      chunkBytes: job.chunkBytes,
+    },
   );
   const out = toPart(t);
-  reply = { ok: true, part: out.part, ...read };
+  reply = { ok: true, part: out.part, end };
   transfer = out.transfer;
 } catch (error) {
   reply = {

@@ -162,24 +162,6 @@ export class CsvScanner {
     return this.carry.length === 0 && this.state === FIELD_START && this.rec.count === 0;
   }
 
-  /**
-   * Makes the scanner new again, for input that starts on a record start (another byte range of
-   * a file), keeping its buffers: a thread reading many ranges allocates them once.
-   */
-  reset(): void {
-    this.carry = Buffer.alloc(0);
-    this.state = FIELD_START;
-    this.resumeAt = 0;
-    this.recordStart = 0;
-    this.fieldStart = 0;
-    this.fieldEscaped = 0;
-    this.line = 1;
-    this.recordLine = 1;
-    this.validatedTo = 0;
-    this.ended = false;
-    this.rec.count = 0;
-  }
-
   push(chunk: Buffer): void {
     if (this.ended) throw new Error("CsvScanner.push after end");
     if (chunk.length === 0) return;

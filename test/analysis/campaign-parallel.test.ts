@@ -12,13 +12,7 @@ import {
 } from "../../src/analysis/campaign-summary.js";
 import { AnalysisError } from "../../src/analysis/errors.js";
 import type { CampaignSummary } from "../../src/analysis/schemas.js";
-import {
-  campaignRows,
-  fileWithRowsInAMessage,
-  HEADER,
-  mulberry32,
-  toCsv,
-} from "./campaign-fixture.js";
+import { campaignRows, HEADER, mulberry32, toCsv } from "./campaign-fixture.js";
 
 /**
  * The summary is the same whatever the order of the rows, however the file is cut between
@@ -120,30 +114,6 @@ describe("campaign summary over threads and row orders", () => {
     const one = await summary(file, { threads: 1 });
     expect(await summary(file, { threads: 2, cutAt, chunkBytes: 100 })).toEqual(one);
     expect(await summary(file, { threads: 2, cutAt })).toEqual(one);
-  });
-
-  it("a piece start wrongly guessed inside a long quoted message is found out, first piece or later", async () => {
-    const { path, text, messageAt } = await fileWithRowsInAMessage(dir);
-    const file = { path, bytes: text.length };
-    const one = await summary(file, { threads: 1 });
-    expect(one.rows).toBeGreaterThan(100);
-    // The first piece ends at the wrong start: this thread reads on to the end of the file.
-    expect(await summary(file, { threads: 2, cutAt: [messageAt] })).toEqual(one);
-    // A later piece does: the file is read again in one pass.
-    const early = text.indexOf(0x0a, 300) + 1;
-    expect(await summary(file, { threads: 2, cutAt: [early, messageAt] })).toEqual(one);
-    expect(
-      await summary(file, { threads: 3, cutAt: [early, messageAt], chunkBytes: 4096 }),
-    ).toEqual(one);
-  });
-
-  it("many pieces over few threads read the same as one thread", async () => {
-    const rows = rowsFor(17, 300);
-    const file = await fileOf(toCsv(rows, "\r\n"));
-    const one = await summary(file, { threads: 1 });
-    const cutAt = Array.from({ length: 40 }, (_, k) => Math.floor(((k + 1) * file.bytes) / 41));
-    expect(await summary(file, { threads: 2, cutAt })).toEqual(one);
-    expect(await summary(file, { threads: 3, cutAt, chunkBytes: 1000 })).toEqual(one);
   });
 
   it("a malformed row in a later range gets the one-pass message with its real line", async () => {
