@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { builtFile } from "../package-files.js";
+import { rangeStarts } from "./campaign-cuts.js";
 import { closeTally, type TallyOptions } from "./campaign-one-pass.js";
 import { type RangeEnd, readRange } from "./campaign-read.js";
 import { roleCoder, rowHandler } from "./campaign-row-pass.js";
@@ -22,9 +22,9 @@ import { AnalysisError } from "./errors.js";
  *
  * Where a range starts: the first record start after a cut point cannot be known without reading
  * from the top of the file (a quoted field may hold line breaks), so each range after the first
- * starts, speculatively, just after the first line break past its cut point. The reader of the
- * range before it, which started on a true record start, reads up to that offset and checks that
- * a record ends exactly there (its scanner's state is exact). If not (the line break was inside
+ * starts, speculatively, after a line break past its cut point (campaign-cuts.ts). The reader of
+ * the range before it, which started on a true record start, reads up to that offset and checks
+ * that a record ends exactly there (its scanner's state is exact). If not (the line break was inside
  * quotes), that reader reads on to the end of the file and the later ranges' work is dropped: the
  * result is still exact, only slower. Any other problem in a range (a malformed row, a cap
  * reached, a file that does not end with a line break) makes the caller read the file again in
@@ -61,43 +61,6 @@ export function campaignWorkerUrl(): URL {
     throw new Error(`The summary's worker script ${path} is missing; run npm run build.`);
   }
   return pathToFileURL(path);
-}
-
-/** The offset just after the first line break at or after `from`, or -1 when none comes soon. */
-async function nextLineStart(path: string, from: number, bytes: number): Promise<number> {
-  const handle = await open(path, "r");
-  try {
-    const window = Buffer.allocUnsafe(1 << 16);
-    // A record is at most 4 MiB (the scanner's cap): a cut with no line break that far is dropped.
-    for (let at = from; at < bytes && at < from + (4 << 20); at += window.length) {
-      const { bytesRead } = await handle.read(window, 0, window.length, at);
-      if (bytesRead === 0) break;
-      const lf = window.subarray(0, bytesRead).indexOf(0x0a);
-      if (lf >= 0) return at + lf + 1;
-    }
-    return -1;
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The range starts after the first: increasing, inside the file. */
-async function rangeStarts(
-  path: string,
-  bytes: number,
-  options: ParallelOptions,
-): Promise<number[]> {
-  const cuts =
-    options.cutAt ??
-    Array.from({ length: options.threads - 1 }, (_, k) =>
-      Math.floor((bytes * (k + 1)) / options.threads),
-    );
-  const starts: number[] = [];
-  for (const cut of cuts) {
-    const start = await nextLineStart(path, Math.max(1, cut), bytes);
-    if (start > (starts.at(-1) ?? 0) && start < bytes) starts.push(start);
-  }
-  return starts;
 }
 
 /** A worker thread reading one range; its reply, or a clear error when it dies. */
@@ -160,7 +123,12 @@ export async function tallyInParallel(
   options: ParallelOptions,
 ): Promise<CampaignTally | undefined> {
   const conversionType = options.conversionEventType?.trim() || undefined;
-  const starts = await rangeStarts(path, bytes, options);
+  const cuts =
+    options.cutAt ??
+    Array.from({ length: options.threads - 1 }, (_, k) =>
+      Math.floor((bytes * (k + 1)) / options.threads),
+    );
+  const starts = await rangeStarts(path, bytes, cuts);
   if (starts.length === 0) return undefined;
   const url = options.workerUrl ?? campaignWorkerUrl();
   // Our own controller: it also stops the workers when this thread gives up on them.

@@ -1,3 +1,6 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
 /**
  * Builds campaign export CSVs for the tests with our own writer (not the sandbox's), from a
  * seeded random generator so every run sees the same file.
@@ -129,4 +132,38 @@ export function campaignRows(seed: number, usersPerRound = 60): string[][] {
     }
   }
   return rows;
+}
+
+/**
+ * A campaign file with a row whose error message holds a line break followed by thousands of
+ * lines that read as rows of the campaign's width (more than a range start's check reads, see
+ * campaign-cuts.ts): a cut inside it is taken for a record start, wrongly. Offsets in bytes.
+ */
+export async function fileWithRowsInAMessage(dir: string): Promise<{
+  text: Buffer;
+  path: string;
+  messageAt: number;
+  fakeStart: number;
+  afterQuoted: number;
+}> {
+  const rows = campaignRows(11, 30);
+  const row = (rows[5] as string[]).join(",");
+  const quoted = [...(rows[5] as string[])];
+  quoted[9] = `upstream said:\n${Array.from({ length: 4000 }, () => row).join("\n")}\ntry later`;
+  const parts = [
+    toCsv(rows.slice(0, 20), "\n"),
+    toCsv([quoted], "\n"),
+    toCsv(rows.slice(20), "\n"),
+  ];
+  const text = Buffer.from(parts.join(""));
+  const path = join(dir, "rows-in-a-message.csv");
+  await writeFile(path, text);
+  const messageAt = text.indexOf("upstream said:");
+  return {
+    text,
+    path,
+    messageAt,
+    fakeStart: messageAt + "upstream said:\n".length,
+    afterQuoted: Buffer.byteLength(parts[0] as string) + Buffer.byteLength(parts[1] as string),
+  };
 }

@@ -12,7 +12,13 @@ import {
 } from "../../src/analysis/campaign-summary.js";
 import { AnalysisError } from "../../src/analysis/errors.js";
 import type { CampaignSummary } from "../../src/analysis/schemas.js";
-import { campaignRows, HEADER, mulberry32, toCsv } from "./campaign-fixture.js";
+import {
+  campaignRows,
+  fileWithRowsInAMessage,
+  HEADER,
+  mulberry32,
+  toCsv,
+} from "./campaign-fixture.js";
 
 /**
  * The summary is the same whatever the order of the rows, however the file is cut between
@@ -114,6 +120,21 @@ describe("campaign summary over threads and row orders", () => {
     const one = await summary(file, { threads: 1 });
     expect(await summary(file, { threads: 2, cutAt, chunkBytes: 100 })).toEqual(one);
     expect(await summary(file, { threads: 2, cutAt })).toEqual(one);
+  });
+
+  it("a range start wrongly guessed inside a long quoted message is found out", async () => {
+    const { path, text, messageAt } = await fileWithRowsInAMessage(dir);
+    const file = { path, bytes: text.length };
+    const one = await summary(file, { threads: 1 });
+    expect(one.rows).toBeGreaterThan(100);
+    // The first range ends at the wrong start: this thread reads on to the end of the file.
+    expect(await summary(file, { threads: 2, cutAt: [messageAt] })).toEqual(one);
+    // A worker's range does: it reads on, and the range after it is dropped.
+    const early = text.indexOf(0x0a, 300) + 1;
+    expect(await summary(file, { threads: 3, cutAt: [early, messageAt] })).toEqual(one);
+    expect(
+      await summary(file, { threads: 3, cutAt: [early, messageAt], chunkBytes: 4096 }),
+    ).toEqual(one);
   });
 
   it("a malformed row in a later range gets the one-pass message with its real line", async () => {
