@@ -24,9 +24,9 @@ import { AnalysisError } from "./errors.js";
  * from the top of the file (a quoted field may hold line breaks), so each range after the first
  * starts, speculatively, after a line break past its cut point (campaign-cuts.ts). The reader of
  * the range before it, which started on a true record start, reads up to that offset and checks
- * that a record ends exactly there (its scanner's state is exact). If not (the line break was inside
- * quotes), that reader reads on to the end of the file and the later ranges' work is dropped: the
- * result is still exact, only slower. Any other problem in a range (a malformed row, a cap
+ * that a record ends exactly there (its scanner's state is exact). If not (the line break was
+ * inside quotes), that reader reads on to the end of the file and the later ranges' work is
+ * dropped: the result is still exact, only slower. Any other problem in a range (a malformed row, a cap
  * reached, a file that does not end with a line break) makes the caller read the file again in
  * one pass, whose messages give the exact line numbers.
  */
