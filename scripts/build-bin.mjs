@@ -21,7 +21,7 @@ if (
   readFileSync(entry, "utf8").includes(`./${CHUNKS}/`) ||
   readFileSync(worker, "utf8").includes(`/${CHUNKS}/`)
 ) {
-  throw new Error("build-bin: dist/cli.js is bundled already; run npm run build");
+  throw new Error("build-bin: dist/cli.js or the worker is bundled already; run npm run build");
 }
 
 const result = await build({

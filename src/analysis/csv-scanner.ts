@@ -130,6 +130,9 @@ export class CsvScanner {
   /** Offset (in the carry) up to which bytes were already checked as UTF-8. */
   private validatedTo = 0;
   private ended = false;
+  /** The data of the last viewOf call and its view. */
+  private viewData: Buffer | undefined;
+  private view: DataView = new DataView(new ArrayBuffer(0));
 
   constructor(onRecord: (rec: CsvRecord) => void, options: CsvScannerOptions = {}) {
     this.onRecord = onRecord;
@@ -160,6 +163,24 @@ export class CsvScanner {
    */
   get atRecordBoundary(): boolean {
     return this.carry.length === 0 && this.state === FIELD_START && this.rec.count === 0;
+  }
+
+  /**
+   * Makes the scanner new again for other input, which must start on a record start, keeping its
+   * buffers and byte index (a scanner made per use allocates them every time).
+   */
+  reset(): void {
+    this.carry = Buffer.alloc(0);
+    this.state = FIELD_START;
+    this.resumeAt = 0;
+    this.recordStart = 0;
+    this.fieldStart = 0;
+    this.fieldEscaped = 0;
+    this.line = 1;
+    this.recordLine = 1;
+    this.validatedTo = 0;
+    this.ended = false;
+    this.rec.count = 0;
   }
 
   push(chunk: Buffer): void {
@@ -485,8 +506,6 @@ export class CsvScanner {
     }
     return this.view;
   }
-  private viewData: Buffer | undefined;
-  private view: DataView = new DataView(new ArrayBuffer(0));
 
   /** The data ended mid-record: its offsets move down by `consumed` as it becomes the carry. */
   private moveToCarry(consumed: number): void {

@@ -41,7 +41,7 @@ export const AGGREGATION_GRACE_HOURS = 24;
  * loads, and the first toLocaleString of a process loads the locale data (about 10 ms of every
  * start of the server and of the summary's command).
  */
-export const sendsText = (n: number): string => formatCount(n);
+export const sendsText: (n: number) => string = formatCount;
 
 /** The export size limit the way every text says it. */
 export const EXPORT_SIZE_LIMIT_TEXT = `${sendsText(EXPORT_MAX_SENDS)} sends or more than ${EXPORT_MAX_ROUNDS} rounds`;

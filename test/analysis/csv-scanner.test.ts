@@ -98,6 +98,33 @@ describe("CsvScanner", () => {
     );
   });
 
+  it("after reset reads new input as a fresh scanner would, whatever the last one left", () => {
+    const rows: string[][] = [];
+    const scanner = new CsvScanner((rec) => {
+      const row: string[] = [];
+      for (let i = 0; i < rec.count; i++) row.push(fieldText(rec, i));
+      rows.push(row);
+    });
+    // The first input stops inside a quoted field, on line 3; the second fails mid-record.
+    scanner.push(Buffer.from('a,b\nc,"d\ne'));
+    expect(rows).toEqual([["a", "b"]]);
+    scanner.reset();
+    expect(() => scanner.push(Buffer.from('x,y"z\n'))).toThrow(CsvScanError);
+    scanner.reset();
+    rows.length = 0;
+    scanner.push(Buffer.from('x,"y"\r\n'));
+    scanner.push(Buffer.from("z,w"));
+    expect(scanner.currentLine).toBe(2);
+    scanner.end();
+    expect(rows).toEqual([
+      ["x", "y"],
+      ["z", "w"],
+    ]);
+    scanner.reset();
+    expect(scanner.atRecordBoundary).toBe(true);
+    expect(scanner.currentLine).toBe(1);
+  });
+
   it("reads a last record without a line ending and quoted fields with line breaks", () => {
     expect(scanAll(Buffer.from('a,"b\nc"\r\nd,"e""f"'), [2])).toEqual([
       ["a", "b\nc"],
