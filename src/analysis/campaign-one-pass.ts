@@ -1,7 +1,7 @@
 import { badColumnCount } from "./campaign-columns.js";
 import { readRange } from "./campaign-read.js";
 import { rowHandler } from "./campaign-row-pass.js";
-import { type CampaignTally, newTally } from "./campaign-tally.js";
+import { type CampaignTally, newTally, settleTally } from "./campaign-tally.js";
 import { AnalysisError } from "./errors.js";
 
 /** One thread reading the whole campaign CSV, and the checks made once the end is reached. */
@@ -34,6 +34,7 @@ export async function tallyCampaignRows(
 
 /** The checks at the end of the file; adds a warning when it looks cut short. */
 export function closeTally(t: CampaignTally, endsWithNewline: boolean): void {
+  settleTally(t);
   if (!t.headerSeen) {
     throw new AnalysisError(
       "Not a campaign export: the file is empty. Export the campaign again.",

@@ -52,7 +52,7 @@ export function rowHandler(
 ): (rec: CsvRecord) => void {
   const roleCode = roleCoder(conversionType);
   const { eventTypes, eventRoles, eventCounts, channels, channelAcc, errorCodes, revenue } = t;
-  const { opensByHour, roundTable } = t;
+  const { opensByHour, roundTable, mapBatch } = t;
   const hash = new Int32Array(2);
   if (!expectHeader) t.headerSeen = true;
 
@@ -164,7 +164,7 @@ export function rowHandler(
             const s = rec.starts[COL.captured] as number;
             const time = localSeconds(buf, s, rec.ends[COL.captured] as number);
             if (time === NO_TIME) throw badField(rec, "captured_at is not a valid time");
-            round.receipts.addMin(hi, lo, time);
+            mapBatch.addMin(round.receipts, hi, lo, time);
           }
         } else {
           round.failed++;
@@ -175,7 +175,7 @@ export function rowHandler(
       }
       case 3: // control
         round.control++;
-        if (hasUser) round.controlUsers.add(hi, lo);
+        if (hasUser) mapBatch.addMin(round.controlUsers, hi, lo, 0);
         break;
       case 4: {
         // open
@@ -189,21 +189,17 @@ export function rowHandler(
         if (hasUser) {
           const time = localSeconds(buf, s, e);
           if (time === NO_TIME) throw badField(rec, "captured_at is not a valid time");
-          round.firstOpen.addMin(hi, lo, time);
+          mapBatch.addMin(round.firstOpen, hi, lo, time);
         }
         break;
       }
       case 5: // click
         round.clicks++;
-        if (hasUser) {
-          round.clickUsers.add(hi, lo);
-        }
+        if (hasUser) mapBatch.addMin(round.clickUsers, hi, lo, 0);
         break;
       case 6: // conversion
         round.conversions++;
-        if (hasUser) {
-          round.conversionUsers.add(hi, lo);
-        }
+        if (hasUser) mapBatch.addMin(round.conversionUsers, hi, lo, 0);
         readRevenue(
           revenue,
           fieldText(rec, COL.properties),

@@ -1,6 +1,7 @@
 import { AnalysisError } from "./errors.js";
 import { U64Map, type U64MapState } from "./hash-table.js";
 import { InternTable } from "./intern-table.js";
+import { MapBatch } from "./map-batch.js";
 import { mergeRevenue, newRevenueAcc, type RevenueAcc } from "./revenue.js";
 import { MAX_ROUNDS, type RoundAcc, type RoundSizes, RoundTable } from "./round-table.js";
 
@@ -34,6 +35,8 @@ export interface CampaignTally {
   rows: number;
   unidentified: number;
   roundTable: RoundTable;
+  /** the rounds' user map updates not yet applied: `settleTally` before reading the maps */
+  mapBatch: MapBatch;
   /** the rounds in the order first seen (roundTable.rounds) */
   rounds: RoundAcc[];
   eventTypes: InternTable;
@@ -95,6 +98,7 @@ export function newTally(bytes: number): CampaignTally {
     rows: 0,
     unidentified: 0,
     roundTable,
+    mapBatch: new MapBatch(),
     rounds: roundTable.rounds,
     eventTypes: new InternTable(MAX_EVENT_TYPES, "event_type"),
     eventRoles: [],
@@ -111,6 +115,11 @@ export function newTally(bytes: number): CampaignTally {
     lastJsonCut: false,
     warnings: [],
   };
+}
+
+/** Applies the rows' pending map updates: the maps are complete afterwards. */
+export function settleTally(t: CampaignTally): void {
+  t.mapBatch.flush();
 }
 
 /** A round as plain data, for another thread. */
@@ -144,6 +153,7 @@ export interface TallyPart {
 
 /** The tally as plain data, and the buffers to transfer (not copy) with it. */
 export function toPart(t: CampaignTally): { part: TallyPart; transfer: ArrayBuffer[] } {
+  settleTally(t);
   const transfer: ArrayBuffer[] = [];
   const state = (map: U64Map): U64MapState => {
     const s = map.toState();
@@ -202,6 +212,7 @@ export function mergePart(
   roleCode: (name: string) => number,
 ): void {
   if (part.errorCodesCapped || part.revenue.capped) throw new NeedsOnePass("a cap was reached");
+  settleTally(t);
   const internOrRetry = (table: InternTable, name: string) => {
     try {
       return table.intern(name);

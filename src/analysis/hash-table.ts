@@ -146,6 +146,15 @@ export class U64Map {
     return this.cap;
   }
 
+  /**
+   * The first word of the key's home slot. Reading it asks the CPU for the slot's cache line
+   * without waiting on anything else (see MapBatch), so the update that follows finds it in cache.
+   */
+  touch(hiKey: number, loKey: number): number {
+    const i = ((position(hiKey | 0, loKey | 0) * this.cap) / 4294967296) | 0;
+    return this.slots[i * this.stride] as number;
+  }
+
   has(hiKey: number, loKey: number): boolean {
     const hi = hiKey | 0;
     const lo = loKey | 0;
