@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
+import { KERNEL_FIELDS, MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
 
 /**
  * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row,
@@ -112,6 +112,8 @@ export class CsvScanner {
   private readonly rec: CsvRecord;
   private readonly onRecord: (rec: CsvRecord) => void;
   private readonly specials = new SpecialsIndex();
+  /** Whole records of unquoted fields are read by the WebAssembly kernel (see scan). */
+  private readonly kernel: boolean;
 
   /** Unfinished record carried over from the previous chunk (a view into `work`). */
   private carry: Buffer = Buffer.alloc(0);
@@ -140,13 +142,17 @@ export class CsvScanner {
     this.maxRecord = options.maxRecordBytes ?? 4 << 20;
     this.maxFields = options.maxFields ?? 256;
     this.slice = Math.min(MAX_WINDOW, Math.max(1, options.sliceBytes ?? SCAN_SLICE));
+    // The record's fields live where the WebAssembly kernel writes them (see scan), unless more
+    // fields are allowed than it has room for.
+    this.kernel = this.maxFields <= KERNEL_FIELDS;
+    const specials = this.specials;
     this.rec = {
       buf: this.carry,
       view: new DataView(new ArrayBuffer(0)),
       count: 0,
-      starts: new Int32Array(this.maxFields),
-      ends: new Int32Array(this.maxFields),
-      escaped: new Uint8Array(this.maxFields),
+      starts: this.kernel ? specials.starts : new Int32Array(this.maxFields),
+      ends: this.kernel ? specials.ends : new Int32Array(this.maxFields),
+      escaped: this.kernel ? specials.escaped : new Uint8Array(this.maxFields),
       line: 1,
     };
   }
@@ -314,8 +320,13 @@ export class CsvScanner {
     const to = Math.min(data.length, i + this.slice);
     // The special bytes of this slice: `at[k]` is always the first one at or after `i`, so every
     // state below finds the byte that ends its field without reading the bytes between.
-    const found = this.specials.index(data, i, to);
-    const at = this.specials.positions;
+    const from = i;
+    const specials = this.specials;
+    const found = specials.index(data, i, to);
+    const at = specials.positions;
+    const readRecord = specials.record;
+    const read = specials.read;
+    const kernel = this.kernel;
     let k = 0;
 
     // The field and record ends below are written out where they happen, not as closures: a
@@ -327,6 +338,24 @@ export class CsvScanner {
     while (i < to) {
       switch (state) {
         case FIELD_START: {
+          if (count === 0 && kernel) {
+            // Whole records of unquoted fields (most rows), one kernel call each; the first record
+            // it declines (a quote, a CR, the slice's end) is read below, byte by byte.
+            let next = readRecord(k, found, from, i, maxFields, maxField);
+            while (next >= 0) {
+              rec.count = read[0] as number;
+              rec.line = recordLine;
+              onRecord(rec);
+              k = next;
+              i = read[1] as number;
+              line++;
+              recordStart = i;
+              recordLine = line;
+              if (i >= to) break;
+              next = readRecord(k, found, from, i, maxFields, maxField);
+            }
+            if (i >= to) break;
+          }
           if (data[i] === QUOTE) {
             state = QUOTED;
             fieldStart = i + 1;

@@ -10,10 +10,24 @@ import { WASM_BINARY } from "./csv-specials-wasm.js";
 export const MAX_WINDOW = 1 << 16;
 const PADDING = 16;
 const POSITIONS_AT = MAX_WINDOW + PADDING;
+/** Most fields of a record `record` reads; where it writes them (see csv-specials.wat). */
+export const KERNEL_FIELDS = 1024;
+const STARTS_AT = POSITIONS_AT + 4 * MAX_WINDOW;
+const ENDS_AT = STARTS_AT + 4 * KERNEL_FIELDS;
+const ESCAPED_AT = ENDS_AT + 4 * KERNEL_FIELDS;
+const RECORD_AT = ESCAPED_AT + KERNEL_FIELDS;
 
 interface SpecialsExports {
   memory: { buffer: ArrayBuffer };
   index(len: number, base: number): number;
+  record(
+    k: number,
+    found: number,
+    base: number,
+    start: number,
+    maxFields: number,
+    maxField: number,
+  ): number;
 }
 
 /** The part of the WebAssembly API used here (Node's type definitions do not declare it). */
@@ -31,6 +45,18 @@ export class SpecialsIndex {
   private readonly input: Uint8Array;
   /** The positions the last `index` call found, from 0 to its result. */
   readonly positions: Int32Array;
+  /** The fields of the record `record` read last (CsvRecord's arrays can be these). */
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  readonly escaped: Uint8Array;
+  /** After a `record` that read one: its field count, and the offset after its line break. */
+  readonly read: Int32Array;
+  /**
+   * Reads the record at `start` (see csv-specials.wat) when its fields are all unquoted and it
+   * ends with an LF in the window last indexed (`base` is that window's start): returns the
+   * index of the position after the LF, or -1 when the caller must read the record itself.
+   */
+  readonly record: SpecialsExports["record"];
 
   constructor() {
     compiled ??= new wasm.Module(WASM_BINARY);
@@ -39,6 +65,11 @@ export class SpecialsIndex {
     const buffer = this.exports.memory.buffer;
     this.input = new Uint8Array(buffer, 0, MAX_WINDOW + PADDING);
     this.positions = new Int32Array(buffer, POSITIONS_AT, MAX_WINDOW);
+    this.starts = new Int32Array(buffer, STARTS_AT, KERNEL_FIELDS);
+    this.ends = new Int32Array(buffer, ENDS_AT, KERNEL_FIELDS);
+    this.escaped = new Uint8Array(buffer, ESCAPED_AT, KERNEL_FIELDS);
+    this.read = new Int32Array(buffer, RECORD_AT, 2);
+    this.record = this.exports.record;
   }
 
   /**

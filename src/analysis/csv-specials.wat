@@ -4,8 +4,11 @@
 ;;
 ;; Memory: the window's bytes at 0, followed by 16 zero bytes (the caller writes them: a zero is
 ;; not one of the bytes sought, so the last vector can read past the window's end); the positions
-;; found, as little-endian i32, from OUT on. Windows are at most 64 KiB, so OUT is 64 KiB + 16 and
-;; the positions (at most one per byte) end before 64 KiB + 16 + 256 KiB, inside 6 pages.
+;; found, as little-endian i32, from POSITIONS on. Windows are at most 64 KiB, so POSITIONS is
+;; 64 KiB + 16 and the positions (at most one per byte) end before 64 KiB + 16 + 256 KiB. After
+;; them, the fields of the record `record` read (room for 1,024): their starts (i32) at 327696,
+;; their ends at 331792, their escaped flags (one byte each) at 335888, and at 336912 two i32: the
+;; record's field count and the offset after its line break. All inside 6 pages.
 ;; scripts/build-wasm.mjs turns this file into src/analysis/csv-specials-wasm.ts.
 (module
   (memory (export "memory") 6)
@@ -43,4 +46,46 @@
         (local.set $at (i32.add (local.get $at) (i32.const 16)))
         (br $vectors)))
     (i32.shr_u (i32.sub (local.get $out) (i32.const 65552)) (i32.const 2)))
+;; record(k, found, base, start, maxFields, maxField): the record that starts at `start` (in the
+  ;; caller's data; `base` is the window's offset there, as given to index), whose first special
+  ;; byte is position `k` of the `found` ones. When all its fields are unquoted and an LF inside the
+  ;; window ends it, its fields are written (see Memory) and the index of the position after its
+  ;; LF is returned; otherwise -1, and the caller reads the record itself: a quote (a quoted field,
+  ;; or a stray quote to report), a CR, the window's end, more than maxFields fields or a field
+  ;; longer than maxField bytes.
+  (func (export "record") (param $k i32) (param $found i32) (param $base i32) (param $start i32)
+    (param $maxFields i32) (param $maxField i32) (result i32)
+    (local $count i32)
+    (local $p i32)
+    (local $b i32)
+    (local $slot i32)
+    (block $other
+      (loop $fields
+        (br_if $other (i32.ge_u (local.get $k) (local.get $found)))
+        (local.set $p (i32.load (i32.add (i32.const 65552) (i32.shl (local.get $k) (i32.const 2)))))
+        (local.set $b (i32.load8_u (i32.sub (local.get $p) (local.get $base))))
+        (br_if $other
+          (i32.or
+            (i32.ge_u (local.get $count) (local.get $maxFields))
+            (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (local.get $maxField))))
+        (local.set $slot (i32.shl (local.get $count) (i32.const 2)))
+        (i32.store (i32.add (i32.const 327696) (local.get $slot)) (local.get $start))
+        (i32.store (i32.add (i32.const 331792) (local.get $slot)) (local.get $p))
+        (i32.store8 (i32.add (i32.const 335888) (local.get $count)) (i32.const 0))
+        (local.set $count (i32.add (local.get $count) (i32.const 1)))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (local.set $start (i32.add (local.get $p) (i32.const 1)))
+        (br_if $fields (i32.eq (local.get $b) (i32.const 44)))
+        ;; CR LF ends it too (the LF, right after, is the next position); a lone CR does not here.
+        (if (i32.eq (local.get $b) (i32.const 13))
+          (then
+            (br_if $other
+              (i32.ne (i32.load8_u (i32.sub (local.get $start) (local.get $base))) (i32.const 10)))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (local.set $start (i32.add (local.get $start) (i32.const 1))))
+          (else (br_if $other (i32.ne (local.get $b) (i32.const 10)))))
+        (i32.store (i32.const 336912) (local.get $count))
+        (i32.store (i32.const 336916) (local.get $start))
+        (return (local.get $k))))
+    (i32.const -1))
 )

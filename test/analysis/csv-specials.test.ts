@@ -15,6 +15,36 @@ function naive(data: Uint8Array, from: number, to: number): number[] {
   return out;
 }
 
+/**
+ * The oracle of `record`: the fields of the record at `start` when all are unquoted and an LF or
+ * CR LF ends it inside the data, each at most `maxField` bytes and at most `maxFields` of them.
+ */
+function oracleRecord(
+  data: Uint8Array,
+  start: number,
+  maxFields: number,
+  maxField: number,
+): { starts: number[]; ends: number[]; after: number } | undefined {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let fieldStart = start;
+  for (let i = start; i < data.length; i++) {
+    const b = data[i] as number;
+    if (!SPECIAL.has(b)) continue;
+    if (starts.length >= maxFields || i - fieldStart > maxField) return undefined;
+    if (b === 0x22) return undefined;
+    starts.push(fieldStart);
+    ends.push(i);
+    if (b === 0x2c) {
+      fieldStart = i + 1;
+      continue;
+    }
+    if (b === 0x0a) return { starts, ends, after: i + 1 };
+    return data[i + 1] === 0x0a ? { starts, ends, after: i + 2 } : undefined;
+  }
+  return undefined;
+}
+
 function found(index: SpecialsIndex, data: Uint8Array, from: number, to: number): number[] {
   const n = index.index(data, from, to);
   return Array.from(index.positions.subarray(0, n));
@@ -54,6 +84,47 @@ describe("the special bytes' index (csv-specials.wat)", () => {
     // A shorter window after it: the bytes the first left in memory past 5 are not read.
     expect(found(index, Buffer.from("ab,cd"), 0, 5)).toEqual([2]);
     expect(() => index.index(data, 0, MAX_WINDOW + 1)).toThrow(RangeError);
+  });
+
+  it("reads a record of unquoted fields ended by LF or CR LF, and declines every other record", () => {
+    const index = new SpecialsIndex();
+    const piece = fc.constantFrom("a", "bc", "한", ",", ",", ",", "\n", "\r\n", "\r", '"', "");
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 60 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 12 }),
+        (pieces, a, maxFields, maxField) => {
+          const data = Buffer.from(`x${pieces.join("")}`);
+          // A window from `from` to the end; the record starts at `start` (a record start, so
+          // not a special byte that a field cannot start with, as the scanner guarantees).
+          const from = a % data.length;
+          const n = index.index(data, from, data.length);
+          const start = from + (a % (data.length - from));
+          let k = 0;
+          while (k < n && (index.positions[k] as number) < start) k++;
+          const next = index.record(k, n, from, start, maxFields, maxField);
+          const want = oracleRecord(data, start, maxFields, maxField);
+          if (want === undefined) {
+            expect(next).toBe(-1);
+            return;
+          }
+          expect(next).toBeGreaterThanOrEqual(0);
+          expect(index.read[0]).toBe(want.starts.length);
+          expect(index.read[1]).toBe(want.after);
+          expect(Array.from(index.starts.subarray(0, want.starts.length))).toEqual(want.starts);
+          expect(Array.from(index.ends.subarray(0, want.ends.length))).toEqual(want.ends);
+          expect(Array.from(index.escaped.subarray(0, want.ends.length))).toEqual(
+            want.ends.map(() => 0),
+          );
+          // The next position is the first one after the line break.
+          const rest = naive(data, from, data.length).filter((p) => p >= want.after);
+          expect(next === n ? undefined : index.positions[next]).toBe(rest[0]);
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 
   it("is the binary its .wat source assembles to (run npm run build:wasm after editing it)", async () => {
