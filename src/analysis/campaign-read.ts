@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { type CsvRecord, CsvScanError, CsvScanner } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
+import { ROUND_KEY_FIELDS } from "./round-table.js";
 
 /** Reading a campaign CSV, or a byte range of it, through the scanner. */
 
@@ -35,7 +36,8 @@ export async function readRange(
   options: ReadRangeOptions = {},
 ): Promise<RangeEnd> {
   const chunkBytes = options.chunkBytes ?? READ_CHUNK;
-  const scanner = new CsvScanner(onRecord);
+  // The round's three columns come first: the kernel hashes them for RoundTable.lookup.
+  const scanner = new CsvScanner(onRecord, { keyFields: ROUND_KEY_FIELDS });
   let endsWithNewline = false;
   let overran = false;
   try {

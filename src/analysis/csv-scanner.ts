@@ -48,6 +48,14 @@ export interface CsvRecord {
   escaped: Uint8Array;
   /** 1-based physical line where the record starts. */
   line: number;
+  /**
+   * True when `keyHash` holds the 64-bit hash (two halves) of the bytes of the record's first
+   * `keyFields` fields (CsvScannerOptions), commas between them included: records of unquoted
+   * fields only, read by the WebAssembly kernel. Equal bytes, equal hash; a caller may key a
+   * lookup by it (see round-table.ts) and must look records without it up otherwise.
+   */
+  keyHashed: boolean;
+  keyHash: Int32Array;
 }
 
 export interface CsvScannerOptions {
@@ -57,6 +65,8 @@ export interface CsvScannerOptions {
   maxRecordBytes?: number;
   /** Most fields in one record. Default 256. */
   maxFields?: number;
+  /** Fields whose bytes are hashed into CsvRecord.keyHash; default 0 (none). */
+  keyFields?: number;
   /** Bytes scanned per internal call (see SCAN_SLICE); tests make it tiny to cross every state. */
   sliceBytes?: number;
 }
@@ -114,6 +124,7 @@ export class CsvScanner {
   private readonly specials = new SpecialsIndex();
   /** Whole records of unquoted fields are read by the WebAssembly kernel (see scan). */
   private readonly kernel: boolean;
+  private readonly keyFields: number;
 
   /** Unfinished record carried over from the previous chunk (a view into `work`). */
   private carry: Buffer = Buffer.alloc(0);
@@ -154,7 +165,10 @@ export class CsvScanner {
       ends: this.kernel ? specials.ends : new Int32Array(this.maxFields),
       escaped: this.kernel ? specials.escaped : new Uint8Array(this.maxFields),
       line: 1,
+      keyHashed: false,
+      keyHash: specials.read.subarray(2, 4),
     };
+    this.keyFields = options.keyFields ?? 0;
   }
 
   /** Records delivered so far start on lines 1..`currentLine`; used for error messages. */
@@ -187,6 +201,7 @@ export class CsvScanner {
     this.validatedTo = 0;
     this.ended = false;
     this.rec.count = 0;
+    this.rec.keyHashed = false;
   }
 
   push(chunk: Buffer): void {
@@ -327,6 +342,7 @@ export class CsvScanner {
     const readRecord = specials.record;
     const read = specials.read;
     const kernel = this.kernel;
+    const keyFields = this.keyFields;
     let k = 0;
 
     // The field and record ends below are written out where they happen, not as closures: a
@@ -341,18 +357,20 @@ export class CsvScanner {
           if (count === 0 && kernel) {
             // Whole records of unquoted fields (most rows), one kernel call each; the first record
             // it declines (a quote, a CR, the slice's end) is read below, byte by byte.
-            let next = readRecord(k, found, from, i, maxFields, maxField);
+            let next = readRecord(k, found, from, i, maxFields, maxField, keyFields);
             while (next >= 0) {
               rec.count = read[0] as number;
               rec.line = recordLine;
+              rec.keyHashed = true;
               onRecord(rec);
+              rec.keyHashed = false;
               k = next;
               i = read[1] as number;
               line++;
               recordStart = i;
               recordLine = line;
               if (i >= to) break;
-              next = readRecord(k, found, from, i, maxFields, maxField);
+              next = readRecord(k, found, from, i, maxFields, maxField, keyFields);
             }
             if (i >= to) break;
           }

@@ -27,6 +27,7 @@ interface SpecialsExports {
     start: number,
     maxFields: number,
     maxField: number,
+    keyFields: number,
   ): number;
 }
 
@@ -49,12 +50,16 @@ export class SpecialsIndex {
   readonly starts: Int32Array;
   readonly ends: Int32Array;
   readonly escaped: Uint8Array;
-  /** After a `record` that read one: its field count, and the offset after its line break. */
+  /**
+   * After a `record` that read one: its field count, the offset after its line break, and the
+   * 64-bit hash of its first `keyFields` fields' bytes as two halves (0, 0 when it has fewer).
+   */
   readonly read: Int32Array;
   /**
    * Reads the record at `start` (see csv-specials.wat) when its fields are all unquoted and it
    * ends with an LF in the window last indexed (`base` is that window's start): returns the
-   * index of the position after the LF, or -1 when the caller must read the record itself.
+   * index of the position after the LF, or -1 when the caller must read the record itself. Its
+   * first `keyFields` fields, the commas between them included, are hashed.
    */
   readonly record: SpecialsExports["record"];
 
@@ -68,7 +73,7 @@ export class SpecialsIndex {
     this.starts = new Int32Array(buffer, STARTS_AT, KERNEL_FIELDS);
     this.ends = new Int32Array(buffer, ENDS_AT, KERNEL_FIELDS);
     this.escaped = new Uint8Array(buffer, ESCAPED_AT, KERNEL_FIELDS);
-    this.read = new Int32Array(buffer, RECORD_AT, 2);
+    this.read = new Int32Array(buffer, RECORD_AT, 4);
     this.record = this.exports.record;
   }
 

@@ -7,8 +7,9 @@
 ;; found, as little-endian i32, from POSITIONS on. Windows are at most 64 KiB, so POSITIONS is
 ;; 64 KiB + 16 and the positions (at most one per byte) end before 64 KiB + 16 + 256 KiB. After
 ;; them, the fields of the record `record` read (room for 1,024): their starts (i32) at 327696,
-;; their ends at 331792, their escaped flags (one byte each) at 335888, and at 336912 two i32: the
-;; record's field count and the offset after its line break. All inside 6 pages.
+;; their ends at 331792, their escaped flags (one byte each) at 335888, at 336912 two i32: the
+;; record's field count and the offset after its line break, and at 336920 the i64 hash of its key
+;; (see keyHash). All inside 6 pages.
 ;; scripts/build-wasm.mjs turns this file into src/analysis/csv-specials-wasm.ts.
 (module
   (memory (export "memory") 6)
@@ -46,19 +47,23 @@
         (local.set $at (i32.add (local.get $at) (i32.const 16)))
         (br $vectors)))
     (i32.shr_u (i32.sub (local.get $out) (i32.const 65552)) (i32.const 2)))
-;; record(k, found, base, start, maxFields, maxField): the record that starts at `start` (in the
+;; record(k, found, base, start, maxFields, maxField, keyFields): the record that starts at `start` (in the
   ;; caller's data; `base` is the window's offset there, as given to index), whose first special
   ;; byte is position `k` of the `found` ones. When all its fields are unquoted and an LF inside the
   ;; window ends it, its fields are written (see Memory) and the index of the position after its
   ;; LF is returned; otherwise -1, and the caller reads the record itself: a quote (a quoted field,
   ;; or a stray quote to report), a CR, the window's end, more than maxFields fields or a field
-  ;; longer than maxField bytes.
+  ;; longer than maxField bytes. The bytes of its first keyFields fields, commas between them
+  ;; included, are hashed (0 when it has fewer).
   (func (export "record") (param $k i32) (param $found i32) (param $base i32) (param $start i32)
-    (param $maxFields i32) (param $maxField i32) (result i32)
+    (param $maxFields i32) (param $maxField i32) (param $keyFields i32) (result i32)
+    (local $recordStart i32)
     (local $count i32)
     (local $p i32)
     (local $b i32)
     (local $slot i32)
+    (local.set $recordStart (local.get $start))
+    (i64.store (i32.const 336920) (i64.const 0))
     (block $other
       (loop $fields
         (br_if $other (i32.ge_u (local.get $k) (local.get $found)))
@@ -73,6 +78,11 @@
         (i32.store (i32.add (i32.const 331792) (local.get $slot)) (local.get $p))
         (i32.store8 (i32.add (i32.const 335888) (local.get $count)) (i32.const 0))
         (local.set $count (i32.add (local.get $count) (i32.const 1)))
+        (if (i32.eq (local.get $count) (local.get $keyFields))
+          (then
+            (call $keyHash
+              (i32.sub (local.get $recordStart) (local.get $base))
+              (i32.sub (local.get $p) (local.get $recordStart)))))
         (local.set $k (i32.add (local.get $k) (i32.const 1)))
         (local.set $start (i32.add (local.get $p) (i32.const 1)))
         (br_if $fields (i32.eq (local.get $b) (i32.const 44)))
@@ -88,4 +98,48 @@
         (i32.store (i32.const 336916) (local.get $start))
         (return (local.get $k))))
     (i32.const -1))
+
+  ;; keyHash(at, len): a 64-bit hash of memory [at, at + len), to 336920: xxHash64's round over
+  ;; 8-byte words, the last 1-7 bytes as one more word with the bytes past the end masked off (the
+  ;; window's 16 padding bytes keep that read inside it), the length mixed in, xxHash64's avalanche.
+  (func $keyHash (param $at i32) (param $len i32)
+    (local $end i32)
+    (local $h i64)
+    (local $w i64)
+    (local.set $end (i32.add (local.get $at) (local.get $len)))
+    (local.set $h
+      (i64.xor (i64.const 0x27d4eb2f165667c5) (i64.extend_i32_u (local.get $len))))
+    (block $tail
+      (loop $words
+        (br_if $tail (i32.gt_u (i32.add (local.get $at) (i32.const 8)) (local.get $end)))
+        (local.set $h (call $round (local.get $h) (i64.load (local.get $at))))
+        (local.set $at (i32.add (local.get $at) (i32.const 8)))
+        (br $words)))
+    (if (i32.lt_u (local.get $at) (local.get $end))
+      (then
+        (local.set $w
+          (i64.and
+            (i64.load (local.get $at))
+            (i64.sub
+              (i64.shl (i64.const 1)
+                (i64.extend_i32_u (i32.shl (i32.sub (local.get $end) (local.get $at)) (i32.const 3))))
+              (i64.const 1))))
+        (local.set $h (call $round (local.get $h) (local.get $w)))))
+    (local.set $h (i64.mul (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 33)))
+      (i64.const 0xc2b2ae3d27d4eb4f)))
+    (local.set $h (i64.mul (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 29)))
+      (i64.const 0x165667b19e3779f9)))
+    (i64.store (i32.const 336920)
+      (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 32)))))
+
+  (func $round (param $h i64) (param $w i64) (result i64)
+    (i64.add
+      (i64.mul
+        (i64.rotl
+          (i64.xor (local.get $h)
+            (i64.mul (i64.rotl (i64.mul (local.get $w) (i64.const 0xc2b2ae3d27d4eb4f)) (i64.const 31))
+              (i64.const 0x9e3779b185ebca87)))
+          (i64.const 27))
+        (i64.const 0x9e3779b185ebca87))
+      (i64.const 0x85ebca77c2b2ae63)))
 )

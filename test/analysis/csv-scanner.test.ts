@@ -125,6 +125,32 @@ describe("CsvScanner", () => {
     expect(scanner.currentLine).toBe(1);
   });
 
+  it("hashes the key fields of records of unquoted fields, and says which records have the hash", () => {
+    const seen: { key: string; hashed: boolean; hash: string }[] = [];
+    const scanner = new CsvScanner(
+      (rec) => {
+        seen.push({
+          key: [0, 1].map((i) => fieldText(rec, i)).join("|"),
+          hashed: rec.keyHashed,
+          hash: `${rec.keyHash[0]}:${rec.keyHash[1]}`,
+        });
+      },
+      { keyFields: 2 },
+    );
+    scanner.push(Buffer.from('t1,g1,x\r\nt1,g2,y\nt1,g1,zz,w\n"t1",g1,q\nt1,g1,"v"\nt1,g1\r'));
+    scanner.end();
+    expect(seen.map((r) => [r.key, r.hashed])).toEqual([
+      ["t1|g1", true],
+      ["t1|g2", true],
+      ["t1|g1", true],
+      ["t1|g1", false], // a quoted key field: read by the state machine
+      ["t1|g1", false], // a quoted field after the key
+      ["t1|g1", false], // ended by a lone CR (and the input's end)
+    ]);
+    expect(seen[0]?.hash).toBe(seen[2]?.hash);
+    expect(seen[0]?.hash).not.toBe(seen[1]?.hash);
+  });
+
   it("reads a last record without a line ending and quoted fields with line breaks", () => {
     expect(scanAll(Buffer.from('a,"b\nc"\r\nd,"e""f"'), [2])).toEqual([
       ["a", "b\nc"],

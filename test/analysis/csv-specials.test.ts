@@ -45,6 +45,34 @@ function oracleRecord(
   return undefined;
 }
 
+const MASK = (1n << 64n) - 1n;
+const mul = (a: bigint, b: bigint): bigint => (a * b) & MASK;
+const rotl = (x: bigint, r: bigint): bigint => ((x << r) | (x >> (64n - r))) & MASK;
+const P1 = 0x9e3779b185ebca87n;
+const P2 = 0xc2b2ae3d27d4eb4fn;
+
+/** The oracle of the kernel's key hash (csv-specials.wat keyHash), in 64-bit BigInt steps. */
+function oracleKeyHash(bytes: Uint8Array): bigint {
+  let h = 0x27d4eb2f165667c5n ^ BigInt(bytes.length);
+  for (let at = 0; at < bytes.length; at += 8) {
+    let w = 0n;
+    for (let j = Math.min(bytes.length, at + 8) - 1; j >= at; j--)
+      w = (w << 8n) | BigInt(bytes[j] as number);
+    h = (mul(rotl(h ^ mul(rotl(mul(w, P2), 31n), P1), 27n), P1) + 0x85ebca77c2b2ae63n) & MASK;
+  }
+  h = mul(h ^ (h >> 33n), P2);
+  h = mul(h ^ (h >> 29n), 0x165667b19e3779f9n);
+  return h ^ (h >> 32n);
+}
+
+/** The hash `record` wrote, from its two i32 halves. */
+function keyHalves(read: Int32Array): bigint {
+  return (
+    (BigInt.asUintN(32, BigInt(read[3] as number)) << 32n) |
+    BigInt.asUintN(32, BigInt(read[2] as number))
+  );
+}
+
 function found(index: SpecialsIndex, data: Uint8Array, from: number, to: number): number[] {
   const n = index.index(data, from, to);
   return Array.from(index.positions.subarray(0, n));
@@ -95,7 +123,8 @@ describe("the special bytes' index (csv-specials.wat)", () => {
         fc.nat(),
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 0, max: 12 }),
-        (pieces, a, maxFields, maxField) => {
+        fc.integer({ min: 0, max: 4 }),
+        (pieces, a, maxFields, maxField, keyFields) => {
           const data = Buffer.from(`x${pieces.join("")}`);
           // A window from `from` to the end; the record starts at `start` (a record start, so
           // not a special byte that a field cannot start with, as the scanner guarantees).
@@ -104,7 +133,7 @@ describe("the special bytes' index (csv-specials.wat)", () => {
           const start = from + (a % (data.length - from));
           let k = 0;
           while (k < n && (index.positions[k] as number) < start) k++;
-          const next = index.record(k, n, from, start, maxFields, maxField);
+          const next = index.record(k, n, from, start, maxFields, maxField, keyFields);
           const want = oracleRecord(data, start, maxFields, maxField);
           if (want === undefined) {
             expect(next).toBe(-1);
@@ -118,6 +147,10 @@ describe("the special bytes' index (csv-specials.wat)", () => {
           expect(Array.from(index.escaped.subarray(0, want.ends.length))).toEqual(
             want.ends.map(() => 0),
           );
+          // The key: the bytes from the record's start to the end of field keyFields.
+          const keyEnd = keyFields === 0 ? undefined : want.ends[keyFields - 1];
+          const key = keyEnd === undefined ? 0n : oracleKeyHash(data.subarray(start, keyEnd));
+          expect(keyHalves(index.read)).toBe(key);
           // The next position is the first one after the line break.
           const rest = naive(data, from, data.length).filter((p) => p >= want.after);
           expect(next === n ? undefined : index.positions[next]).toBe(rest[0]);
@@ -125,6 +158,27 @@ describe("the special bytes' index (csv-specials.wat)", () => {
       ),
       { numRuns: 1000 },
     );
+  });
+
+  it("hashes the same key bytes to the same value wherever they sit, and others apart", () => {
+    const index = new SpecialsIndex();
+    const hashOf = (text: string, pad: number): bigint => {
+      const data = Buffer.from(`${"z".repeat(pad)}${text}\r\n`);
+      const n = index.index(data, 0, data.length);
+      expect(index.record(0, n, 0, pad, 256, 1 << 20, 3)).toBe(n);
+      return keyHalves(index.read);
+    };
+    const keys = [
+      "tsk_1,2024-05-21 12:00:00,그룹A",
+      "tsk_1,2024-05-21 12:00:00,그룹B",
+      "tsk_1,2024-05-21 12:00:00,",
+    ];
+    const hashes = keys.map((key) => hashOf(`${key},x,y`, 0));
+    expect(new Set(hashes).size).toBe(keys.length);
+    for (let pad = 1; pad < 20; pad++)
+      expect(hashOf(`${keys[0]},other,fields`, pad)).toBe(hashes[0]);
+    // Empty fields still count: the commas are part of the key.
+    expect(hashOf(",,,x", 0)).not.toBe(hashOf(",,x,", 0));
   });
 
   it("is the binary its .wat source assembles to (run npm run build:wasm after editing it)", async () => {
