@@ -16,38 +16,90 @@
 
   ;; index(len, base): the positions of every comma, quote, LF and CR among bytes [0, len), each
   ;; plus `base` (the window's offset in the caller's data), in increasing order; returns how many.
+  ;; 64 bytes per step: the four vectors' matches as one 64-bit mask, so the loop that turns bits
+  ;; into positions ends (a branch the CPU cannot predict) once per 64 bytes rather than per 16.
   (func (export "index") (param $len i32) (param $base i32) (result i32)
     (local $at i32)
     (local $out i32)
+    (local $bits i64)
+    (local $pos i32)
     (local $v v128)
-    (local $bits i32)
+    (local $comma v128)
+    (local $quote v128)
+    (local $lf v128)
+    (local $cr v128)
+    (local.set $comma (i8x16.splat (i32.const 44)))
+    (local.set $quote (i8x16.splat (i32.const 34)))
+    (local.set $lf (i8x16.splat (i32.const 10)))
+    (local.set $cr (i8x16.splat (i32.const 13)))
     (local.set $out (i32.const 65552))
     (block $done
-      (loop $vectors
+      (loop $blocks
         (br_if $done (i32.ge_u (local.get $at) (local.get $len)))
+        (local.set $bits (i64.const 0))
         (local.set $v (v128.load (local.get $at)))
         (local.set $bits
-          (i8x16.bitmask
-            (v128.or
-              (v128.or
-                (i8x16.eq (local.get $v) (v128.const i8x16 44 44 44 44 44 44 44 44 44 44 44 44 44 44 44 44))
-                (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)))
-              (v128.or
-                (i8x16.eq (local.get $v) (v128.const i8x16 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10))
-                (i8x16.eq (local.get $v) (v128.const i8x16 13 13 13 13 13 13 13 13 13 13 13 13 13 13 13 13))))))
+          (i64.or (local.get $bits)
+            (i64.shl
+              (i64.extend_i32_u
+                (i8x16.bitmask
+                  (v128.or
+                    (v128.or (i8x16.eq (local.get $v) (local.get $comma)) (i8x16.eq (local.get $v) (local.get $quote)))
+                    (v128.or (i8x16.eq (local.get $v) (local.get $lf)) (i8x16.eq (local.get $v) (local.get $cr))))))
+              (i64.const 0))))
+        (local.set $v (v128.load (i32.add (local.get $at) (i32.const 16))))
+        (local.set $bits
+          (i64.or (local.get $bits)
+            (i64.shl
+              (i64.extend_i32_u
+                (i8x16.bitmask
+                  (v128.or
+                    (v128.or (i8x16.eq (local.get $v) (local.get $comma)) (i8x16.eq (local.get $v) (local.get $quote)))
+                    (v128.or (i8x16.eq (local.get $v) (local.get $lf)) (i8x16.eq (local.get $v) (local.get $cr))))))
+              (i64.const 16))))
+        (local.set $v (v128.load (i32.add (local.get $at) (i32.const 32))))
+        (local.set $bits
+          (i64.or (local.get $bits)
+            (i64.shl
+              (i64.extend_i32_u
+                (i8x16.bitmask
+                  (v128.or
+                    (v128.or (i8x16.eq (local.get $v) (local.get $comma)) (i8x16.eq (local.get $v) (local.get $quote)))
+                    (v128.or (i8x16.eq (local.get $v) (local.get $lf)) (i8x16.eq (local.get $v) (local.get $cr))))))
+              (i64.const 32))))
+        (local.set $v (v128.load (i32.add (local.get $at) (i32.const 48))))
+        (local.set $bits
+          (i64.or (local.get $bits)
+            (i64.shl
+              (i64.extend_i32_u
+                (i8x16.bitmask
+                  (v128.or
+                    (v128.or (i8x16.eq (local.get $v) (local.get $comma)) (i8x16.eq (local.get $v) (local.get $quote)))
+                    (v128.or (i8x16.eq (local.get $v) (local.get $lf)) (i8x16.eq (local.get $v) (local.get $cr))))))
+              (i64.const 48))))
+        ;; The last block reads past the window (memory after it, whatever it holds): those bits go.
+        (if (i32.lt_u (i32.sub (local.get $len) (local.get $at)) (i32.const 64))
+          (then
+            (local.set $bits
+              (i64.and (local.get $bits)
+                (i64.sub
+                  (i64.shl (i64.const 1) (i64.extend_i32_u (i32.sub (local.get $len) (local.get $at))))
+                  (i64.const 1))))))
+        (local.set $pos (i32.add (local.get $base) (local.get $at)))
         ;; One position per set bit, lowest first.
         (block $empty
           (loop $positions
-            (br_if $empty (i32.eqz (local.get $bits)))
+            (br_if $empty (i64.eqz (local.get $bits)))
             (i32.store (local.get $out)
-              (i32.add (i32.add (local.get $base) (local.get $at)) (i32.ctz (local.get $bits))))
+              (i32.add (local.get $pos) (i32.wrap_i64 (i64.ctz (local.get $bits)))))
             (local.set $out (i32.add (local.get $out) (i32.const 4)))
-            (local.set $bits (i32.and (local.get $bits) (i32.sub (local.get $bits) (i32.const 1))))
+            (local.set $bits (i64.and (local.get $bits) (i64.sub (local.get $bits) (i64.const 1))))
             (br $positions)))
-        (local.set $at (i32.add (local.get $at) (i32.const 16)))
-        (br $vectors)))
+        (local.set $at (i32.add (local.get $at) (i32.const 64)))
+        (br $blocks)))
     (i32.shr_u (i32.sub (local.get $out) (i32.const 65552)) (i32.const 2)))
-;; record(k, found, base, start, maxFields, maxField, keyFields): the record that starts at `start` (in the
+
+  ;; record(k, found, base, start, maxFields, maxField, keyFields): the record that starts at `start` (in the
   ;; caller's data; `base` is the window's offset there, as given to index), whose first special
   ;; byte is position `k` of the `found` ones. When all its fields are unquoted and an LF inside the
   ;; window ends it, its fields are written (see Memory) and the index of the position after its
