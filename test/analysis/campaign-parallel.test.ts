@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignWorkerUrl } from "../../src/analysis/campaign-parallel.js";
+import { campaignWorkerUrl, evenCuts } from "../../src/analysis/campaign-parallel.js";
 import {
   type CampaignSummaryOptions,
   summarizeCampaignCsv,
@@ -205,5 +205,23 @@ describe("campaign summary over threads and row orders", () => {
       cutAt: [10],
     });
     expect(r.rows).toBe(0);
+  });
+});
+
+describe("evenCuts", () => {
+  it("gives this thread the head start of a worker's start-up and the workers equal ranges", () => {
+    const mb = 1 << 20;
+    const [cut] = evenCuts(375 * mb, 2);
+    expect(cut).toBe(Math.floor((375 * mb + 24 * mb) / 2));
+    const three = evenCuts(600 * mb, 3);
+    const ranges = [
+      three[0],
+      (three[1] as number) - (three[0] as number),
+      600 * mb - (three[1] as number),
+    ];
+    expect((ranges[1] as number) - (ranges[2] as number)).toBeLessThanOrEqual(1);
+    expect((ranges[0] as number) - (ranges[1] as number)).toBeGreaterThan(23 * mb);
+    // A file shorter than the head start is read by this thread alone (no range after the cut).
+    expect(evenCuts(10 * mb, 2)).toEqual([10 * mb]);
   });
 });
