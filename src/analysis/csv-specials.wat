@@ -161,37 +161,36 @@
     (local.set $end (i32.add (local.get $at) (local.get $len)))
     (local.set $h
       (i64.xor (i64.const 0x27d4eb2f165667c5) (i64.extend_i32_u (local.get $len))))
-    (block $tail
+    (block $done
       (loop $words
-        (br_if $tail (i32.gt_u (i32.add (local.get $at) (i32.const 8)) (local.get $end)))
-        (local.set $h (call $round (local.get $h) (i64.load (local.get $at))))
+        (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+        (local.set $w (i64.load (local.get $at)))
+        (if (i32.lt_u (i32.sub (local.get $end) (local.get $at)) (i32.const 8))
+          (then
+            (local.set $w
+              (i64.and (local.get $w)
+                (i64.sub
+                  (i64.shl (i64.const 1)
+                    (i64.extend_i32_u
+                      (i32.shl (i32.sub (local.get $end) (local.get $at)) (i32.const 3))))
+                  (i64.const 1))))))
+        (local.set $h
+          (i64.add
+            (i64.mul
+              (i64.rotl
+                (i64.xor (local.get $h)
+                  (i64.mul
+                    (i64.rotl (i64.mul (local.get $w) (i64.const 0xc2b2ae3d27d4eb4f)) (i64.const 31))
+                    (i64.const 0x9e3779b185ebca87)))
+                (i64.const 27))
+              (i64.const 0x9e3779b185ebca87))
+            (i64.const 0x85ebca77c2b2ae63)))
         (local.set $at (i32.add (local.get $at) (i32.const 8)))
         (br $words)))
-    (if (i32.lt_u (local.get $at) (local.get $end))
-      (then
-        (local.set $w
-          (i64.and
-            (i64.load (local.get $at))
-            (i64.sub
-              (i64.shl (i64.const 1)
-                (i64.extend_i32_u (i32.shl (i32.sub (local.get $end) (local.get $at)) (i32.const 3))))
-              (i64.const 1))))
-        (local.set $h (call $round (local.get $h) (local.get $w)))))
     (local.set $h (i64.mul (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 33)))
       (i64.const 0xc2b2ae3d27d4eb4f)))
     (local.set $h (i64.mul (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 29)))
       (i64.const 0x165667b19e3779f9)))
     (i64.store (i32.const 336920)
       (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 32)))))
-
-  (func $round (param $h i64) (param $w i64) (result i64)
-    (i64.add
-      (i64.mul
-        (i64.rotl
-          (i64.xor (local.get $h)
-            (i64.mul (i64.rotl (i64.mul (local.get $w) (i64.const 0xc2b2ae3d27d4eb4f)) (i64.const 31))
-              (i64.const 0x9e3779b185ebca87)))
-          (i64.const 27))
-        (i64.const 0x9e3779b185ebca87))
-      (i64.const 0x85ebca77c2b2ae63)))
 )
