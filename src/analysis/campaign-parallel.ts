@@ -70,9 +70,15 @@ export function campaignWorkerUrl(): URL {
  */
 const WORKER_START_BYTES = 24 << 20;
 
-/** Where to cut `bytes` for `threads` threads: the workers' ranges equal, this thread's longer. */
+/**
+ * Where to cut `bytes` for `threads` threads: the workers' ranges equal, this thread's longer, by
+ * at most half an even share (a small file asked to use threads still gives them some).
+ */
 export function evenCuts(bytes: number, threads: number): number[] {
-  const head = Math.min(bytes, (bytes + (threads - 1) * WORKER_START_BYTES) / threads);
+  const head = Math.min(
+    (1.5 * bytes) / threads,
+    (bytes + (threads - 1) * WORKER_START_BYTES) / threads,
+  );
   const rest = (bytes - head) / (threads - 1);
   return Array.from({ length: threads - 1 }, (_, k) => Math.floor(head + k * rest));
 }

@@ -221,7 +221,8 @@ describe("evenCuts", () => {
     ];
     expect((ranges[1] as number) - (ranges[2] as number)).toBeLessThanOrEqual(1);
     expect((ranges[0] as number) - (ranges[1] as number)).toBeGreaterThan(23 * mb);
-    // A file shorter than the head start is read by this thread alone (no range after the cut).
-    expect(evenCuts(10 * mb, 2)).toEqual([10 * mb]);
+    // A small file: this thread reads at most half an even share more.
+    expect(evenCuts(10 * mb, 2)).toEqual([7.5 * mb]);
+    expect(evenCuts(64 * mb, 2)).toEqual([44 * mb]);
   });
 });
