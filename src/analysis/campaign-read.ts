@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import { type CsvRecord, CsvScanError, CsvScanner } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
-import { ROUND_KEY_FIELDS } from "./round-table.js";
+import { ROW_KEY_FIELDS } from "./row-keys.js";
 
 /** Reading a campaign CSV, or a byte range of it, through the scanner. */
 
@@ -36,8 +36,8 @@ export async function readRange(
   options: ReadRangeOptions = {},
 ): Promise<RangeEnd> {
   const chunkBytes = options.chunkBytes ?? READ_CHUNK;
-  // The round's three columns come first: the kernel hashes them for RoundTable.lookup.
-  const scanner = new CsvScanner(onRecord, { keyFields: ROUND_KEY_FIELDS });
+  // The round's three columns and the event type come first: the kernel hashes them (row-keys.ts).
+  const scanner = new CsvScanner(onRecord, { keyFields: ROW_KEY_FIELDS });
   let endsWithNewline = false;
   let overran = false;
   try {

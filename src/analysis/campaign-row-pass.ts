@@ -16,6 +16,8 @@ import { ROLE_CODE, roleOf } from "./event-roles.js";
 import { hashBytes } from "./hash-table.js";
 import { localSeconds, NO_TIME } from "./local-time.js";
 import { readRevenue } from "./revenue.js";
+import type { RoundAcc } from "./round-table.js";
+import { RowKeys } from "./row-keys.js";
 import { safeText } from "./safe-text.js";
 import { sanitizeSample } from "./stats.js";
 
@@ -54,6 +56,7 @@ export function rowHandler(
   const { eventTypes, eventRoles, eventCounts, channels, channelAcc, errorCodes, revenue } = t;
   const { opensByHour, roundTable, mapBatch } = t;
   const hash = new Int32Array(2);
+  const rowKeys = new RowKeys();
   if (!expectHeader) t.headerSeen = true;
 
   const failure = (rec: CsvRecord): void => {
@@ -112,7 +115,8 @@ export function rowHandler(
     const js = rec.starts[COLUMN_COUNT - 1] as number;
     const je = rec.ends[COLUMN_COUNT - 1] as number;
     t.lastJsonCut = je > js && buf[js] === 0x7b && buf[je - 1] !== 0x7d;
-    const type = eventTypes.lookup(rec, COL.event);
+    const known = rec.keyHashed ? rowKeys.get(rec.keyHash) : undefined;
+    const type = known !== undefined ? known.type : eventTypes.lookup(rec, COL.event);
     let role = eventRoles[type.id];
     if (role === undefined) {
       role = roleCode(type.name);
@@ -120,7 +124,12 @@ export function rowHandler(
       eventCounts[type.id] = 0;
     }
     eventCounts[type.id] = (eventCounts[type.id] ?? 0) + 1;
-    const round = roundTable.lookup(rec);
+    let round: RoundAcc;
+    if (known !== undefined) round = known.round;
+    else {
+      round = roundTable.lookup(rec);
+      if (rec.keyHashed) rowKeys.set(rec.keyHash, round, type);
+    }
 
     // The user: platform_user_id, else user_id, hashed with different seeds so equal texts in
     // the two columns stay different people.

@@ -140,9 +140,6 @@ function fmix(x: number): number {
 }
 
 const CACHE_SLOTS = 256;
-/** The round's key is the row's first three fields (task_id, scheduled_at, group). */
-export const ROUND_KEY_FIELDS = 3;
-const KEYED_SLOTS = 1024;
 
 interface CachedKey {
   /** the key fields' bytes one after the other, and where the first two end */
@@ -214,33 +211,8 @@ export class RoundTable {
     CACHE_SLOTS,
   ).fill(undefined);
 
-  /**
-   * Rows the scanner's kernel read come with a hash of their key fields' bytes (CsvRecord.keyHash):
-   * a direct-mapped table from that hash to the round, filled from the lookup by bytes below on a
-   * miss, answers them with two compares instead of comparing 40-odd bytes.
-   */
-  private readonly keyedLo = new Int32Array(KEYED_SLOTS);
-  private readonly keyedHi = new Int32Array(KEYED_SLOTS);
-  private readonly keyedRound: (RoundAcc | undefined)[] = new Array<RoundAcc | undefined>(
-    KEYED_SLOTS,
-  ).fill(undefined);
-
   /** The row's round, created on first sight (its key fields then checked). */
   lookup(rec: CsvRecord): RoundAcc {
-    if (!rec.keyHashed) return this.lookupByBytes(rec);
-    const lo = rec.keyHash[0] as number;
-    const hi = rec.keyHash[1] as number;
-    const slot = lo & (KEYED_SLOTS - 1);
-    const known = this.keyedRound[slot];
-    if (known !== undefined && this.keyedLo[slot] === lo && this.keyedHi[slot] === hi) return known;
-    const round = this.lookupByBytes(rec);
-    this.keyedLo[slot] = lo;
-    this.keyedHi[slot] = hi;
-    this.keyedRound[slot] = round;
-    return round;
-  }
-
-  private lookupByBytes(rec: CsvRecord): RoundAcc {
     if (
       rec.escaped[COL.task] === 1 ||
       rec.escaped[COL.scheduled] === 1 ||
