@@ -20,16 +20,6 @@ export const COL = {
   customProperties: 11,
 } as const;
 export const COLUMN_COUNT = CAMPAIGN_CSV_COLUMNS.length;
-/**
- * A row's user: platform_user_id, else user_id, hashed with different seeds so equal texts in the
- * two columns stay different people.
- */
-export const USER_ID = {
-  column: COL.platformUser,
-  fallback: COL.user,
-  seed: 0x51,
-  fallbackSeed: 0x75,
-} as const;
 export const CONTROL_GROUP = "대조군";
 /** Longest task_id, group, event_type, channel or error_code accepted (see badField). */
 export const MAX_KEY_BYTES = 256;

@@ -1,5 +1,4 @@
 import { open } from "node:fs/promises";
-import { USER_ID } from "./campaign-columns.js";
 import { type CsvRecord, CsvScanError, CsvScanner } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { ROW_KEY_FIELDS } from "./row-keys.js";
@@ -38,7 +37,7 @@ export async function readRange(
 ): Promise<RangeEnd> {
   const chunkBytes = options.chunkBytes ?? READ_CHUNK;
   // The round's three columns and the event type come first: the kernel hashes them (row-keys.ts).
-  const scanner = new CsvScanner(onRecord, { keyFields: ROW_KEY_FIELDS, id: USER_ID });
+  const scanner = new CsvScanner(onRecord, { keyFields: ROW_KEY_FIELDS });
   let endsWithNewline = false;
   let overran = false;
   try {

@@ -8,7 +8,6 @@ import {
   checkTimeShape,
   headerMatches,
   MAX_KEY_BYTES,
-  USER_ID,
 } from "./campaign-columns.js";
 import { type CampaignTally, MAX_ERROR_CODES } from "./campaign-tally.js";
 import { type CsvRecord, fieldText } from "./csv-scanner.js";
@@ -132,28 +131,22 @@ export function rowHandler(
       if (rec.keyHashed) rowKeys.set(rec.keyHash, round, type);
     }
 
-    // The user (USER_ID): rows the scanner's kernel read come with its hash.
-    let us = rec.starts[USER_ID.column] as number;
-    let ue = rec.ends[USER_ID.column] as number;
-    let seed: number = USER_ID.seed;
+    // The user: platform_user_id, else user_id, hashed with different seeds so equal texts in
+    // the two columns stay different people.
+    let us = rec.starts[COL.platformUser] as number;
+    let ue = rec.ends[COL.platformUser] as number;
+    let seed = 0x51;
     if (ue === us) {
-      us = rec.starts[USER_ID.fallback] as number;
-      ue = rec.ends[USER_ID.fallback] as number;
-      seed = USER_ID.fallbackSeed;
+      us = rec.starts[COL.user] as number;
+      ue = rec.ends[COL.user] as number;
+      seed = 0x75;
     }
     const hasUser = ue > us;
-    let hi = 0;
-    let lo = 0;
     if (!hasUser) t.unidentified++;
-    else if (rec.keyHashed) {
-      hi = rec.idHash[0] as number;
-      lo = rec.idHash[1] as number;
-    } else if (role !== 0 && role !== 2) {
-      // Send and failure rows count no users (about half the rows), so their ids are not hashed.
-      hashBytes(rec.view, us, ue, seed, hash);
-      hi = hash[0] as number;
-      lo = hash[1] as number;
-    }
+    // Send and failure rows count no users (about half the rows), so their ids are not hashed.
+    else if (role !== 0 && role !== 2) hashBytes(rec.view, us, ue, seed, hash);
+    const hi = hash[0] as number;
+    const lo = hash[1] as number;
 
     switch (role) {
       case 0: // send

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { type IdColumns, KERNEL_FIELDS, MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
+import { KERNEL_FIELDS, MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
 
 /**
  * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row,
@@ -56,12 +56,6 @@ export interface CsvRecord {
    */
   keyHashed: boolean;
   keyHash: Int32Array;
-  /**
-   * With `id` (CsvScannerOptions) and `keyHashed`: hashBytes (hash-table.ts) of the record's id
-   * column, or of its fallback column when that is empty, with that column's seed; undefined
-   * when both are empty.
-   */
-  idHash: Int32Array;
 }
 
 export interface CsvScannerOptions {
@@ -73,8 +67,6 @@ export interface CsvScannerOptions {
   maxFields?: number;
   /** Fields whose bytes are hashed into CsvRecord.keyHash; default 0 (none). */
   keyFields?: number;
-  /** The columns hashed into CsvRecord.idHash; default none. */
-  id?: IdColumns;
   /** Bytes scanned per internal call (see SCAN_SLICE); tests make it tiny to cross every state. */
   sliceBytes?: number;
 }
@@ -175,9 +167,7 @@ export class CsvScanner {
       line: 1,
       keyHashed: false,
       keyHash: specials.read.subarray(2, 4),
-      idHash: specials.read.subarray(4, 6),
     };
-    specials.setId(options.id);
     this.keyFields = options.keyFields ?? 0;
   }
 

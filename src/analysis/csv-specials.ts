@@ -31,14 +31,6 @@ interface SpecialsExports {
   ): number;
 }
 
-/** A record's id: the first non-empty of two columns, each hashed with its own seed. */
-export interface IdColumns {
-  column: number;
-  fallback: number;
-  seed: number;
-  fallbackSeed: number;
-}
-
 /** The part of the WebAssembly API used here (Node's type definitions do not declare it). */
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
@@ -59,12 +51,10 @@ export class SpecialsIndex {
   readonly ends: Int32Array;
   readonly escaped: Uint8Array;
   /**
-   * After a `record` that read one: its field count, the offset after its line break, the 64-bit
-   * hash of its first `keyFields` fields' bytes as two halves (0, 0 when it has fewer), and the
-   * two halves of its id's hash (see `setId`).
+   * After a `record` that read one: its field count, the offset after its line break, and the
+   * 64-bit hash of its first `keyFields` fields' bytes as two halves (0, 0 when it has fewer).
    */
   readonly read: Int32Array;
-  private readonly idConfig: Int32Array;
   /**
    * Reads the record at `start` (see csv-specials.wat) when its fields are all unquoted and it
    * ends with an LF in the window last indexed (`base` is that window's start): returns the
@@ -83,20 +73,8 @@ export class SpecialsIndex {
     this.starts = new Int32Array(buffer, STARTS_AT, KERNEL_FIELDS);
     this.ends = new Int32Array(buffer, ENDS_AT, KERNEL_FIELDS);
     this.escaped = new Uint8Array(buffer, ESCAPED_AT, KERNEL_FIELDS);
-    this.read = new Int32Array(buffer, RECORD_AT, 6);
-    this.idConfig = new Int32Array(buffer, RECORD_AT + 24, 4);
-    this.setId(undefined);
+    this.read = new Int32Array(buffer, RECORD_AT, 4);
     this.record = this.exports.record;
-  }
-
-  /**
-   * Which column `record` takes a record's id from (when empty, `fallback`), hashed with
-   * hash-table.ts's hashBytes and the column's seed; undefined: none.
-   */
-  setId(id: IdColumns | undefined): void {
-    this.idConfig.set(
-      id === undefined ? [-1, -1, 0, 0] : [id.column, id.fallback, id.seed, id.fallbackSeed],
-    );
   }
 
   /**

@@ -8,10 +8,8 @@
 ;; 64 KiB + 16 and the positions (at most one per byte) end before 64 KiB + 16 + 256 KiB. After
 ;; them, the fields of the record `record` read (room for 1,024): their starts (i32) at 327696,
 ;; their ends at 331792, their escaped flags (one byte each) at 335888, at 336912 two i32: the
-;; record's field count and the offset after its line break, at 336920 the i64 hash of its key (see
-;; keyHash), at 336928 the two i32 halves of its id's hash (see id), and at 336936 four i32 the
-;; caller sets: the id's column and the column taken when that one is empty (-1: none), and the
-;; seeds of their hashes. All inside 6 pages.
+;; record's field count and the offset after its line break, and at 336920 the i64 hash of its key
+;; (see keyHash). All inside 6 pages.
 ;; scripts/build-wasm.mjs turns this file into src/analysis/csv-specials-wasm.ts.
 (module
   (memory (export "memory") 6)
@@ -148,7 +146,6 @@
             (local.set $k (i32.add (local.get $k) (i32.const 1)))
             (local.set $start (i32.add (local.get $start) (i32.const 1))))
           (else (br_if $other (i32.ne (local.get $b) (i32.const 10)))))
-        (call $id (local.get $count) (local.get $base))
         (i32.store (i32.const 336912) (local.get $count))
         (i32.store (i32.const 336916) (local.get $start))
         (return (local.get $k))))
@@ -196,91 +193,4 @@
       (i64.const 0x165667b19e3779f9)))
     (i64.store (i32.const 336920)
       (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 32)))))
-
-  ;; id(count, base): the hash (idHash) of the record's id, the first non-empty of two columns
-  ;; (memory 336936 and 336940, each with its seed after them), to 336928; left as it was when
-  ;; both are empty or missing.
-  (func $id (param $count i32) (param $base i32)
-    (local $col i32)
-    (local $s i32)
-    (local $e i32)
-    (local.set $col (i32.load (i32.const 336936)))
-    (if (i32.and (i32.ge_s (local.get $col) (i32.const 0)) (i32.gt_s (local.get $count) (local.get $col)))
-      (then
-        (local.set $s (i32.load (i32.add (i32.const 327696) (i32.shl (local.get $col) (i32.const 2)))))
-        (local.set $e (i32.load (i32.add (i32.const 331792) (i32.shl (local.get $col) (i32.const 2)))))
-        (if (i32.gt_s (local.get $e) (local.get $s))
-          (then
-            (call $idHash
-              (i32.sub (local.get $s) (local.get $base))
-              (i32.sub (local.get $e) (local.get $s))
-              (i32.load (i32.const 336944)))
-            (return)))))
-    (local.set $col (i32.load (i32.const 336940)))
-    (if (i32.and (i32.ge_s (local.get $col) (i32.const 0)) (i32.gt_s (local.get $count) (local.get $col)))
-      (then
-        (local.set $s (i32.load (i32.add (i32.const 327696) (i32.shl (local.get $col) (i32.const 2)))))
-        (local.set $e (i32.load (i32.add (i32.const 331792) (i32.shl (local.get $col) (i32.const 2)))))
-        (if (i32.gt_s (local.get $e) (local.get $s))
-          (then
-            (call $idHash
-              (i32.sub (local.get $s) (local.get $base))
-              (i32.sub (local.get $e) (local.get $s))
-              (i32.load (i32.const 336948))))))))
-
-  ;; idHash(at, len, seed): hash-table.ts's hashBytes of memory [at, at + len) with the seed, its
-  ;; two halves to 336928 and 336932: the same function, step for step, so a row's user has one
-  ;; key whether this kernel or the JS reads it (a test holds them equal).
-  (func $idHash (param $at i32) (param $len i32) (param $seed i32)
-    (local $end i32)
-    (local $h1 i32)
-    (local $h2 i32)
-    (local $w i32)
-    (local $k i32)
-    (local $a i32)
-    (local $b i32)
-    (local.set $end (i32.add (local.get $at) (local.get $len)))
-    (local.set $h1 (i32.xor (i32.const 0x811c9dc5) (local.get $seed)))
-    (local.set $h2 (i32.xor (i32.const 0x9747b28c) (i32.mul (local.get $seed) (i32.const 0x85ebca6b))))
-    (block $done
-      (loop $words
-        (br_if $done (i32.gt_u (i32.add (local.get $at) (i32.const 4)) (local.get $end)))
-        (local.set $w (i32.load (local.get $at)))
-        (local.set $k (i32.rotl (i32.mul (local.get $w) (i32.const 0xcc9e2d51)) (i32.const 15)))
-        (local.set $h1 (i32.rotl (i32.xor (local.get $h1) (i32.mul (local.get $k) (i32.const 0x1b873593))) (i32.const 13)))
-        (local.set $h1 (i32.add (i32.mul (local.get $h1) (i32.const 5)) (i32.const 0xe6546b64)))
-        (local.set $h2
-          (i32.mul
-            (i32.rotl (i32.add (local.get $h2) (i32.mul (local.get $w) (i32.const 0x85ebca77))) (i32.const 13))
-            (i32.const 0x9e3779b1)))
-        (local.set $at (i32.add (local.get $at) (i32.const 4)))
-        (br $words)))
-    ;; The last 1-3 bytes as one more word whose top bytes are zero.
-    (if (i32.lt_u (local.get $at) (local.get $end))
-      (then
-        (local.set $w
-          (i32.and (i32.load (local.get $at))
-            (i32.sub
-              (i32.shl (i32.const 1) (i32.shl (i32.sub (local.get $end) (local.get $at)) (i32.const 3)))
-              (i32.const 1))))
-        (local.set $k (i32.mul (local.get $w) (i32.const 0xcc9e2d51)))
-        (local.set $h1
-          (i32.xor (local.get $h1) (i32.mul (i32.rotl (local.get $k) (i32.const 15)) (i32.const 0x1b873593))))
-        (local.set $h2
-          (i32.mul
-            (i32.rotl (i32.add (local.get $h2) (i32.mul (local.get $w) (i32.const 0x165667b1))) (i32.const 11))
-            (i32.const 0x27d4eb2f)))))
-    (local.set $a (call $fmix (i32.xor (local.get $h1) (local.get $len))))
-    (local.set $b (call $fmix (i32.xor (local.get $h2) (i32.mul (local.get $len) (i32.const 0x27d4eb2f)))))
-    ;; The all-zero key marks an empty slot.
-    (if (i32.eqz (i32.or (local.get $a) (local.get $b))) (then (local.set $b (i32.const 1))))
-    (i32.store (i32.const 336928) (local.get $a))
-    (i32.store (i32.const 336932) (local.get $b)))
-
-  (func $fmix (param $x i32) (result i32)
-    (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 16))))
-    (local.set $x (i32.mul (local.get $x) (i32.const 0x85ebca6b)))
-    (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 13))))
-    (local.set $x (i32.mul (local.get $x) (i32.const 0xc2b2ae35)))
-    (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 16))))
 )

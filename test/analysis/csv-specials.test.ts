@@ -5,7 +5,6 @@ import { describe, expect, it } from "vitest";
 import { wasmModuleSource, watToBinary } from "../../scripts/lib/wasm-module-source.mjs";
 import { MAX_WINDOW, SpecialsIndex } from "../../src/analysis/csv-specials.js";
 import { WASM_BINARY } from "../../src/analysis/csv-specials-wasm.js";
-import { hashBytes } from "../../src/analysis/hash-table.js";
 
 const SPECIAL = new Set([0x2c, 0x22, 0x0a, 0x0d]);
 
@@ -180,43 +179,6 @@ describe("the special bytes' index (csv-specials.wat)", () => {
       expect(hashOf(`${keys[0]},other,fields`, pad)).toBe(hashes[0]);
     // Empty fields still count: the commas are part of the key.
     expect(hashOf(",,,x", 0)).not.toBe(hashOf(",,x,", 0));
-  });
-
-  it("hashes a record's id exactly as hashBytes does, from its column or else the fallback", () => {
-    const index = new SpecialsIndex();
-    index.setId({ column: 2, fallback: 1, seed: 0x51, fallbackSeed: 0x75 });
-    const field = fc.string({
-      unit: fc.constantFrom("a", "7", "é", "한", "@", " "),
-      maxLength: 40,
-    });
-    fc.assert(
-      fc.property(fc.array(field, { minLength: 1, maxLength: 5 }), fc.nat(40), (fields, pad) => {
-        const text = `${"x".repeat(pad)}${fields.join(",")}\n`;
-        const data = Buffer.from(text);
-        const start = Buffer.byteLength("x".repeat(pad));
-        const n = index.index(data, 0, data.length);
-        index.read.fill(7, 4, 6);
-        expect(index.record(0, n, 0, start, 256, 1 << 20, 0)).toBe(n);
-        const starts = Array.from(index.starts.subarray(0, fields.length));
-        const ends = Array.from(index.ends.subarray(0, fields.length));
-        const nonEmpty = (col: number): boolean =>
-          col < fields.length && (ends[col] as number) > (starts[col] as number);
-        const col = nonEmpty(2) ? 2 : nonEmpty(1) ? 1 : -1;
-        const want = Int32Array.of(7, 7);
-        if (col >= 0) {
-          const view = new DataView(data.buffer, data.byteOffset, data.length);
-          hashBytes(
-            view,
-            starts[col] as number,
-            ends[col] as number,
-            col === 2 ? 0x51 : 0x75,
-            want,
-          );
-        }
-        expect(Array.from(index.read.subarray(4, 6))).toEqual(Array.from(want));
-      }),
-      { numRuns: 500 },
-    );
   });
 
   it("is the binary its .wat source assembles to (run npm run build:wasm after editing it)", async () => {
