@@ -13,6 +13,7 @@ import {
   newTally,
   type TallyPart,
 } from "./campaign-tally.js";
+import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 
 /**
@@ -166,6 +167,7 @@ export async function tallyInParallel(
     ),
   );
   try {
+    warmUpRowPass(conversionType);
     const t = newTally(starts[0] as number);
     const first = await readRange(
       path,

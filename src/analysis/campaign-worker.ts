@@ -3,6 +3,7 @@ import type { WorkerJob, WorkerReply } from "./campaign-parallel.js";
 import { readRange } from "./campaign-read.js";
 import { rowHandler } from "./campaign-row-pass.js";
 import { newTally, toPart } from "./campaign-tally.js";
+import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 
 /**
@@ -17,6 +18,7 @@ if (port === null) throw new Error("campaign-worker.js runs only as a worker thr
 let reply: WorkerReply;
 let transfer: ArrayBuffer[] = [];
 try {
+  warmUpRowPass(job.conversionType);
   const t = newTally(Math.min(job.end, job.bytes) - job.start);
   const end = await readRange(
     job.path,
