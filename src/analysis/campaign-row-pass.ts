@@ -9,8 +9,8 @@ import {
   headerMatches,
   MAX_KEY_BYTES,
 } from "./campaign-columns.js";
-import { type CampaignTally, MAX_ERROR_CODES } from "./campaign-tally.js";
-import { type CsvRecord, fieldText } from "./csv-scanner.js";
+import { type CampaignTally, type ErrorCodeAcc, MAX_ERROR_CODES } from "./campaign-tally.js";
+import { type CsvRecord, fieldText, sameBytesAt } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { ROLE_CODE, roleOf } from "./event-roles.js";
 import { hashBytes } from "./hash-table.js";
@@ -26,6 +26,14 @@ import { sanitizeSample } from "./stats.js";
  * and only on the rows that need them; user ids are never turned into strings (see
  * hash-table.ts). Nothing here depends on the rows that came before (see campaign-tally.ts).
  */
+
+const CODE_SLOTS = 64;
+
+interface CachedCode {
+  view: DataView;
+  length: number;
+  entry: ErrorCodeAcc;
+}
 
 /** The role code of an event type (see event-roles.ts), given the conversion type asked for. */
 export function roleCoder(conversionType: string | undefined): (name: string) => number {
@@ -59,11 +67,12 @@ export function rowHandler(
   const rowKeys = new RowKeys();
   if (!expectHeader) t.headerSeen = true;
 
-  const failure = (rec: CsvRecord): void => {
+  // A failure row's code found by its bytes (a direct-mapped cache, as in intern-table.ts)
+  // rather than decoded, cleaned and looked up by text on each of the file's failure rows.
+  const codeCache = new Array<CachedCode | undefined>(CODE_SLOTS).fill(undefined);
+  const codeEntry = (rec: CsvRecord): ErrorCodeAcc | undefined => {
     checkKeyLength(rec, COL.errorCode, "error_code");
     const code = safeText(fieldText(rec, COL.errorCode), MAX_KEY_BYTES) || "(none)";
-    const ms = rec.starts[COL.errorMessage] as number;
-    const me = rec.ends[COL.errorMessage] as number;
     let entry = errorCodes.get(code);
     if (entry === undefined) {
       if (errorCodes.size >= MAX_ERROR_CODES) {
@@ -71,11 +80,42 @@ export function rowHandler(
         const other = errorCodes.get("(other codes)");
         if (other) other.count++;
         else errorCodes.set("(other codes)", { count: 1, sample: "", sampleBytes: null });
-        return;
+        return undefined;
       }
       entry = { count: 0, sample: "", sampleBytes: null };
       errorCodes.set(code, entry);
     }
+    return entry;
+  };
+
+  const failure = (rec: CsvRecord): void => {
+    const cs = rec.starts[COL.errorCode] as number;
+    const length = (rec.ends[COL.errorCode] as number) - cs;
+    const buf = rec.buf;
+    const slot =
+      length <= 0
+        ? 0
+        : (length * 31 + (buf[cs] as number) * 7 + (buf[cs + length - 1] as number)) &
+          (CODE_SLOTS - 1);
+    const escaped = rec.escaped[COL.errorCode] === 1;
+    const cached = escaped ? undefined : codeCache[slot];
+    let entry: ErrorCodeAcc | undefined;
+    if (
+      cached !== undefined &&
+      cached.length === length &&
+      sameBytesAt(rec.view, cs, cached.view, length)
+    ) {
+      entry = cached.entry;
+    } else {
+      entry = codeEntry(rec);
+      if (entry === undefined) return; // past the cap of codes: counted under "(other codes)"
+      if (!escaped) {
+        const bytes = new Uint8Array(buf.subarray(cs, cs + length));
+        codeCache[slot] = { view: new DataView(bytes.buffer), length, entry };
+      }
+    }
+    const ms = rec.starts[COL.errorMessage] as number;
+    const me = rec.ends[COL.errorMessage] as number;
     entry.count++;
     // The sample is the smallest message (by its bytes): the same whatever the rows' order.
     if (
