@@ -343,6 +343,7 @@ export class CsvScanner {
     const read = specials.read;
     const kernel = this.kernel;
     const keyFields = this.keyFields;
+    let keyedStart = -1;
     let k = 0;
 
     // The field and record ends below are written out where they happen, not as closures: a
@@ -373,6 +374,9 @@ export class CsvScanner {
               next = readRecord(k, found, from, i, maxFields, maxField, keyFields);
             }
             if (i >= to) break;
+            // Declined, perhaps after hashing the key (unquoted key fields, a quoted field later):
+            // the hash holds for this record if it ends in this slice.
+            keyedStart = ((read[2] as number) | (read[3] as number)) !== 0 ? i : -1;
           }
           if (data[i] === QUOTE) {
             state = QUOTED;
@@ -434,7 +438,9 @@ export class CsvScanner {
           count++;
           rec.count = count;
           rec.line = recordLine;
+          rec.keyHashed = recordStart === keyedStart;
           onRecord(rec);
+          rec.keyHashed = false;
           count = 0;
           i++;
           if (b === LF) {
@@ -495,7 +501,9 @@ export class CsvScanner {
           } else if (b === LF || b === CR) {
             rec.count = count;
             rec.line = recordLine;
+            rec.keyHashed = recordStart === keyedStart;
             onRecord(rec);
+            rec.keyHashed = false;
             count = 0;
             i++;
             k++;

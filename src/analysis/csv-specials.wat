@@ -106,7 +106,8 @@
   ;; LF is returned; otherwise -1, and the caller reads the record itself: a quote (a quoted field,
   ;; or a stray quote to report), a CR, the window's end, more than maxFields fields or a field
   ;; longer than maxField bytes. The bytes of its first keyFields fields, commas between them
-  ;; included, are hashed (0 when it has fewer).
+  ;; included, are hashed (0 when it has fewer, or the last of them is not ended by a comma or a
+  ;; line break), also when the record is then declined.
   (func (export "record") (param $k i32) (param $found i32) (param $base i32) (param $start i32)
     (param $maxFields i32) (param $maxField i32) (param $keyFields i32) (result i32)
     (local $recordStart i32)
@@ -130,7 +131,11 @@
         (i32.store (i32.add (i32.const 331792) (local.get $slot)) (local.get $p))
         (i32.store8 (i32.add (i32.const 335888) (local.get $count)) (i32.const 0))
         (local.set $count (i32.add (local.get $count) (i32.const 1)))
-        (if (i32.eq (local.get $count) (local.get $keyFields))
+        ;; Only a key whose last field ends at a comma or a line break: a quote there would make
+        ;; it another key (the caller may use the hash of a record it reads itself).
+        (if (i32.and (i32.eq (local.get $count) (local.get $keyFields))
+              (i32.or (i32.eq (local.get $b) (i32.const 44))
+                (i32.or (i32.eq (local.get $b) (i32.const 10)) (i32.eq (local.get $b) (i32.const 13)))))
           (then
             (call $keyHash
               (i32.sub (local.get $recordStart) (local.get $base))

@@ -125,7 +125,7 @@ describe("CsvScanner", () => {
     expect(scanner.currentLine).toBe(1);
   });
 
-  it("hashes the key fields of records of unquoted fields, and says which records have the hash", () => {
+  it("hashes unquoted key fields, also of records with a quoted field after them, and says which records have the hash", () => {
     const seen: { key: string; hashed: boolean; hash: string }[] = [];
     const scanner = new CsvScanner(
       (rec) => {
@@ -137,17 +137,22 @@ describe("CsvScanner", () => {
       },
       { keyFields: 2 },
     );
-    scanner.push(Buffer.from('t1,g1,x\r\nt1,g2,y\nt1,g1,zz,w\n"t1",g1,q\nt1,g1,"v"\nt1,g1\r'));
+    scanner.push(
+      Buffer.from('t1,g1,x\r\nt1,g2,y\nt1,g1,zz,w\n"t1",g1,q\nt1,g1,"v"\nt1,"g1",q\nt1,g1\r'),
+    );
     scanner.end();
     expect(seen.map((r) => [r.key, r.hashed])).toEqual([
       ["t1|g1", true],
       ["t1|g2", true],
       ["t1|g1", true],
-      ["t1|g1", false], // a quoted key field: read by the state machine
-      ["t1|g1", false], // a quoted field after the key
-      ["t1|g1", false], // ended by a lone CR (and the input's end)
+      ["t1|g1", false], // a quoted key field: read by the state machine, not hashed
+      ["t1|g1", true], // a quoted field after the key: read by the state machine, key hashed
+      ["t1|g1", false], // the key's last field quoted
+      ["t1|g1", true], // ended by a lone CR (and the input's end)
     ]);
     expect(seen[0]?.hash).toBe(seen[2]?.hash);
+    expect(seen[4]?.hash).toBe(seen[0]?.hash);
+    expect(seen[6]?.hash).toBe(seen[0]?.hash);
     expect(seen[0]?.hash).not.toBe(seen[1]?.hash);
   });
 
