@@ -5,9 +5,10 @@ import { KERNEL_FIELDS, MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
  * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row,
  * which caps it near 20 MB/s; this scanner only records where each field's bytes are and lets the
  * caller decode the few columns it needs, so a 700 MB export is read in seconds. It does not read
- * every byte either: the bytes that can end or open a field are found 16 at a time in WebAssembly
- * (csv-specials.ts) and the state machine below jumps from one to the next. csv-parse stays the
- * oracle it is tested against.
+ * every byte either: the bytes that can end or open a field are found 64 at a time in WebAssembly
+ * (csv-specials.ts), which also reads each record of unquoted fields whole; the state machine
+ * below reads the others, jumping from one such byte to the next. csv-parse stays the oracle it
+ * is tested against.
  *
  * Accepted: quoted fields (with separators, CR/LF and doubled quotes inside), records ended by
  * LF, CRLF or a lone CR, a last record without a line ending. Rejected with the line number: a
@@ -357,7 +358,7 @@ export class CsvScanner {
         case FIELD_START: {
           if (count === 0 && kernel) {
             // Whole records of unquoted fields (most rows), one kernel call each; the first record
-            // it declines (a quote, a CR, the slice's end) is read below, byte by byte.
+            // it declines (a quote, a lone CR, the slice's end) is read below.
             let next = readRecord(k, found, from, i, maxFields, maxField, keyFields);
             while (next >= 0) {
               rec.count = read[0] as number;
