@@ -115,15 +115,21 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
         note = `An identical job ${pending.job_id} (created ${reusedCreatedAt}) is still running; waiting on it instead of creating another. Pass "force": true for a new job.`;
       }
     };
+    // A running job can finish between the two looks above (another call polling it records it
+    // completed): then it is neither running nor seen finished, so look for a finished one again.
+    const lookUpTwice = async (): Promise<void> => {
+      await lookUp();
+      if (job === undefined) await lookUp();
+    };
     const releaseKey = await lockRequestKey(runtime, key);
     let claim: CreateClaim | undefined;
     try {
-      if (!force) await lookUp();
+      if (!force) await lookUpTwice();
       // Another server process on the same ledger may be creating this job right now: the claim
       // lets one create it while the others wait, then find and join it.
       if (job === undefined && !force) {
         claim = await claimCreation(runtime, key, call);
-        if (claim.waited) await lookUp();
+        if (claim.waited) await lookUpTwice();
       }
 
       if (job === undefined) {
