@@ -633,7 +633,9 @@ for (const created of creates) {
 }
 
 // No duplicate job for identical requests: a second job of the same request is a violation
-// unless every earlier one failed, or its creation never reached the server intact.
+// unless every earlier one failed, or its creation never reached the server intact, or (as for a
+// lost job ID above) its server died within a second of that answer without recording it: the
+// next server cannot know of a job that is in no ledger.
 const sandboxStatus = async (jobId) => {
   const response = await httpRequest(
     `${sandbox.base_url}/prod/v2/applications/${encodeURIComponent(sandbox.application_id)}/export-jobs/${jobId}`,
@@ -655,6 +657,10 @@ for (const [key, list] of byKey) {
     let excused = true;
     for (const e of earlier) {
       if (!e.intact) continue;
+      const diedAt = endedAt.get(e.epoch);
+      const diedUnrecorded =
+        diedAt !== undefined && diedAt - e.answeredAt < 1000 && !ledgerIds.has(e.jobId);
+      if (diedUnrecorded) continue;
       const job = await sandboxStatus(e.jobId);
       const status = job.status ?? job.job?.status;
       if (status !== "failed") excused = false;
