@@ -10,10 +10,11 @@ import {
   MAX_KEY_BYTES,
 } from "./campaign-columns.js";
 import { type CampaignTally, type ErrorCodeAcc, MAX_ERROR_CODES } from "./campaign-tally.js";
-import { type CsvRecord, fieldText, sameBytesAt } from "./csv-scanner.js";
+import { type CsvRecord, fieldText } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
 import { ROLE_CODE, roleOf } from "./event-roles.js";
 import { hashBytes } from "./hash-table.js";
+import { CACHE_SLOTS, quickSlot, sameField } from "./intern-table.js";
 import { localSeconds, NO_TIME } from "./local-time.js";
 import { readRevenue } from "./revenue.js";
 import type { RoundAcc } from "./round-table.js";
@@ -26,8 +27,6 @@ import { sanitizeSample } from "./stats.js";
  * and only on the rows that need them; user ids are never turned into strings (see
  * hash-table.ts). Nothing here depends on the rows that came before (see campaign-tally.ts).
  */
-
-const CODE_SLOTS = 64;
 
 interface CachedCode {
   view: DataView;
@@ -67,9 +66,10 @@ export function rowHandler(
   const rowKeys = new RowKeys();
   if (!expectHeader) t.headerSeen = true;
 
-  // A failure row's code found by its bytes (a direct-mapped cache, as in intern-table.ts)
-  // rather than decoded, cleaned and looked up by text on each of the file's failure rows.
-  const codeCache = new Array<CachedCode | undefined>(CODE_SLOTS).fill(undefined);
+  // A failure row's code found by its bytes (a direct-mapped cache, with intern-table.ts's slot
+  // and comparison) rather than decoded, cleaned and looked up by text on every failure row; an
+  // InternTable itself would refuse codes past its cap, where these go to "(other codes)".
+  const codeCache = new Array<CachedCode | undefined>(CACHE_SLOTS).fill(undefined);
   const codeEntry = (rec: CsvRecord): ErrorCodeAcc | undefined => {
     checkKeyLength(rec, COL.errorCode, "error_code");
     const code = safeText(fieldText(rec, COL.errorCode), MAX_KEY_BYTES) || "(none)";
@@ -89,29 +89,17 @@ export function rowHandler(
   };
 
   const failure = (rec: CsvRecord): void => {
-    const cs = rec.starts[COL.errorCode] as number;
-    const length = (rec.ends[COL.errorCode] as number) - cs;
-    const buf = rec.buf;
-    const slot =
-      length <= 0
-        ? 0
-        : (length * 31 + (buf[cs] as number) * 7 + (buf[cs + length - 1] as number)) &
-          (CODE_SLOTS - 1);
-    const escaped = rec.escaped[COL.errorCode] === 1;
-    const cached = escaped ? undefined : codeCache[slot];
+    const slot = quickSlot(rec, COL.errorCode);
+    const cached = codeCache[slot];
     let entry: ErrorCodeAcc | undefined;
-    if (
-      cached !== undefined &&
-      cached.length === length &&
-      sameBytesAt(rec.view, cs, cached.view, length)
-    ) {
-      entry = cached.entry;
-    } else {
+    if (cached !== undefined && sameField(rec, COL.errorCode, cached)) entry = cached.entry;
+    else {
       entry = codeEntry(rec);
       if (entry === undefined) return; // past the cap of codes: counted under "(other codes)"
-      if (!escaped) {
-        const bytes = new Uint8Array(buf.subarray(cs, cs + length));
-        codeCache[slot] = { view: new DataView(bytes.buffer), length, entry };
+      if (rec.escaped[COL.errorCode] !== 1) {
+        const cs = rec.starts[COL.errorCode] as number;
+        const bytes = new Uint8Array(rec.buf.subarray(cs, rec.ends[COL.errorCode] as number));
+        codeCache[slot] = { view: new DataView(bytes.buffer), length: bytes.length, entry };
       }
     }
     const ms = rec.starts[COL.errorMessage] as number;

@@ -15,10 +15,10 @@ export interface Interned {
 }
 
 /** Slots of the direct-mapped cache in front of the item list (a power of two). */
-const CACHE_SLOTS = 256;
+export const CACHE_SLOTS = 256;
 
 /** A cheap hash of the field's length and up to three of its bytes: a cache slot, not an identity. */
-function quickSlot(rec: CsvRecord, col: number): number {
+export function quickSlot(rec: CsvRecord, col: number): number {
   const s = rec.starts[col] as number;
   const len = (rec.ends[col] as number) - s;
   if (len <= 0) return 0;
@@ -33,7 +33,11 @@ function quickSlot(rec: CsvRecord, col: number): number {
 }
 
 /** True when field `col` of the row is exactly the item's bytes (not escaped). */
-function sameField(rec: CsvRecord, col: number, item: Interned): boolean {
+export function sameField(
+  rec: CsvRecord,
+  col: number,
+  item: Pick<Interned, "view" | "length">,
+): boolean {
   const s = rec.starts[col] as number;
   return (
     (rec.ends[col] as number) - s === item.length &&

@@ -7,7 +7,9 @@ import type { U64Map } from "./hash-table.js";
  * batch first reads the home slot of every update (independent loads the CPU overlaps, tens of
  * misses in flight at once) and then applies them to slots that are now in cache. The maps'
  * contents do not depend on when an update is applied (earliest times and set membership), so
- * deferring them changes no figure; `flush` before the maps are read.
+ * deferring them changes no figure; `flush` before the maps are read. Measured in a profile of a
+ * 375 MB export (the updates 144 -> 102 ms), not on its own on the wall clock; in a micro-bench
+ * of random keys alone it gained nothing.
  */
 export const MAP_BATCH = 512;
 

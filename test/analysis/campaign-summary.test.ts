@@ -9,7 +9,7 @@ import {
   summarizeFile,
 } from "../../src/analysis/index.js";
 import type { CampaignSummary } from "../../src/analysis/schemas.js";
-import { campaignRows, toCsv } from "./campaign-fixture.js";
+import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
 
 type Row = Record<string, string>;
 
@@ -276,5 +276,40 @@ describe("summarizeFile on a campaign CSV", () => {
     expect(r.totals.conversions).toBe(0);
     expect(r.conversion_event_type.source).toBe("input");
     expect(r.conversion_event_type.note).toMatch(/No row has the requested/);
+  });
+});
+
+describe("error codes past the cap", () => {
+  it("counts each kept code on every row and the rest under (other codes), whatever the cache holds", async () => {
+    const row = (code: string) => [
+      "tsk_1",
+      "2024-05-21 12:00:00",
+      "그룹A",
+      "message_failed",
+      "",
+      "u1",
+      "2024-05-21 12:01:00",
+      "app_push",
+      code,
+      "failed",
+      "{}",
+      "{}",
+      "{}",
+    ];
+    // 1,000 codes fill the cap; E1000 and E1001 come after it, E0 and a quoted E5 again later.
+    const rows = Array.from({ length: 1000 }, (_, k) => row(`E${k}`));
+    rows.push(row("E1000"), row("E1001"), row("E0"), row("E1001"), row("E0"), row("E1001"));
+    const lines = toCsv([HEADER, ...rows]).split("\r\n");
+    lines.splice(lines.length - 1, 0, lines[6]?.replace(",E5,", ',"E5",') ?? "");
+    const capped = join(dir, "capped-codes.csv");
+    await writeFile(capped, lines.join("\r\n"));
+    const result = await summarizeFile(capped);
+    if (result.kind !== "campaign_event_data") throw new Error("not a campaign summary");
+    const count = (code: string) => result.error_codes.find((c) => c.error_code === code)?.count;
+    expect(count("E0")).toBe(3);
+    expect(count("E5")).toBe(2);
+    expect(count("E999")).toBe(1);
+    expect(count("E1000")).toBeUndefined();
+    expect(count("(other codes)")).toBe(4);
   });
 });
