@@ -39,8 +39,29 @@ const held = new Set<string>();
 /** Per lock path: the content first seen and when (monotonic), to judge an expired lease. */
 const seen = new Map<string, { text: string; since: number }>();
 
+/**
+ * Per lock: the last caller of this process in line. Callers of one process take turns here
+ * before they contend for the file, so the file lock is contended only between processes: a
+ * caller of this process reading the lock of another one that is just releasing it (or has just
+ * linked it) would see a lock of this PID that is not held, judge it leaked, and move aside what
+ * may by then be a third caller's fresh lock.
+ */
+const inLine = new Map<string, Promise<unknown>>();
+
 export async function withFileLock<T>(path: string, work: () => Promise<T>): Promise<T> {
   const lock = `${path}.lock`;
+  const before = inLine.get(lock) ?? Promise.resolve();
+  const turn = before.catch(() => undefined).then(() => withLockFile(lock, path, work));
+  const settled = turn.catch(() => undefined);
+  inLine.set(lock, settled);
+  try {
+    return await turn;
+  } finally {
+    if (inLine.get(lock) === settled) inLine.delete(lock);
+  }
+}
+
+async function withLockFile<T>(lock: string, path: string, work: () => Promise<T>): Promise<T> {
   await mkdir(dirname(lock), { recursive: true });
   const owner: LockOwner = {
     pid: process.pid,

@@ -78,6 +78,27 @@ describe("withFileLock", () => {
     expect(entered).toBe(true);
   });
 
+  it("lets one caller of this process in at a time, however many wait (none judges another's lock leaked)", async () => {
+    const path = join(dir, "ledger.json");
+    let inside = 0;
+    let most = 0;
+    let entries = 0;
+    await Promise.all(
+      Array.from({ length: 200 }, () =>
+        withFileLock(path, async () => {
+          inside += 1;
+          entries += 1;
+          most = Math.max(most, inside);
+          await new Promise((r) => setImmediate(r));
+          inside -= 1;
+        }),
+      ),
+    );
+    expect(entries).toBe(200);
+    expect(most).toBe(1);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
   it("takes over at once a lock whose owner process is gone", async () => {
     const path = join(dir, "ledger.json");
     const gone = spawn(process.execPath, ["-e", ""]);
