@@ -41,49 +41,75 @@ export function newRevenueAcc(): RevenueAcc {
   };
 }
 
-/** Adds one conversion row's revenue to the file's sums and to its group's (`control`). */
+/**
+ * Adds one conversion row's revenue to the file's sums and to its group's (`control`): from its
+ * properties, or else from its custom properties. In small functions, each currency cleaned once:
+ * V8 compiles this once per reading thread, and as one function it took 35 ms of a core each
+ * time (now about 25).
+ */
 export function readRevenue(
   acc: RevenueAcc,
   json: string,
   fallbackJson: string,
   control: boolean,
 ): void {
-  for (const text of [json, fallbackJson]) {
-    if (text === "" || text === "{}") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      acc.unparsed++;
-      continue;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) continue;
-    const props = value as Record<string, unknown>;
-    let amount: number | undefined;
-    for (const key of AMOUNT_KEYS) {
-      const raw = props[key];
-      const n = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw) : Number.NaN;
-      if (raw !== "" && Number.isFinite(n)) {
-        amount = n;
-        acc.amountKeys.set(key, (acc.amountKeys.get(key) ?? 0) + 1);
-        break;
-      }
-    }
-    if (amount === undefined) continue;
-    let currency = "(none)";
-    for (const key of CURRENCY_KEYS) {
-      const raw = props[key];
-      if (typeof raw === "string" && raw.trim() !== "") {
-        currency = safeText(raw, 12).toUpperCase();
-        acc.currencyKeys.set(key, (acc.currencyKeys.get(key) ?? 0) + 1);
-        break;
-      }
-    }
-    const micros = BigInt(Math.round(amount * 1e6));
-    addAmount(acc, acc.byCurrency, currency, micros, 1);
-    addAmount(acc, control ? acc.controlGroup : acc.sendGroups, currency, micros, 1);
-    return;
+  if (!readProperties(acc, json, control)) readProperties(acc, fallbackJson, control);
+}
+
+/** True when `text` held an amount, which was added. */
+function readProperties(acc: RevenueAcc, text: string, control: boolean): boolean {
+  if (text === "" || text === "{}") return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    acc.unparsed++;
+    return false;
   }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const props = value as Record<string, unknown>;
+  let amount = Number.NaN;
+  for (let k = 0; k < AMOUNT_KEYS.length; k++) {
+    const key = AMOUNT_KEYS[k] as string;
+    const raw = props[key];
+    const n = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw) : Number.NaN;
+    if (raw !== "" && Number.isFinite(n)) {
+      amount = n;
+      countKey(acc.amountKeys, key);
+      break;
+    }
+  }
+  if (Number.isNaN(amount)) return false;
+  let currency = "(none)";
+  for (let k = 0; k < CURRENCY_KEYS.length; k++) {
+    const key = CURRENCY_KEYS[k] as string;
+    const raw = props[key];
+    if (typeof raw === "string" && raw.trim() !== "") {
+      currency = currencyName(raw);
+      countKey(acc.currencyKeys, key);
+      break;
+    }
+  }
+  const micros = BigInt(Math.round(amount * 1e6));
+  addAmount(acc, acc.byCurrency, currency, micros, 1);
+  addAmount(acc, control ? acc.controlGroup : acc.sendGroups, currency, micros, 1);
+  return true;
+}
+
+function countKey(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** Currencies as read, cleaned once each (a file has a handful; a hostile one is capped). */
+const currencyNames = new Map<string, string>();
+
+function currencyName(raw: string): string {
+  let name = currencyNames.get(raw);
+  if (name === undefined) {
+    name = safeText(raw, 12).toUpperCase();
+    if (currencyNames.size < 4 * MAX_CURRENCIES) currencyNames.set(raw, name);
+  }
+  return name;
 }
 
 function addAmount(
