@@ -50,8 +50,11 @@ const inLine = new Map<string, Promise<unknown>>();
 
 export async function withFileLock<T>(path: string, work: () => Promise<T>): Promise<T> {
   const lock = `${path}.lock`;
+  // From the call, not from the turn: callers in line behind a lock another process keeps give
+  // up together, not each GIVE_UP_MS after the one before it.
+  const started = performance.now();
   const before = inLine.get(lock) ?? Promise.resolve();
-  const turn = before.catch(() => undefined).then(() => withLockFile(lock, path, work));
+  const turn = before.catch(() => undefined).then(() => withLockFile(lock, path, started, work));
   const settled = turn.catch(() => undefined);
   inLine.set(lock, settled);
   try {
@@ -61,7 +64,12 @@ export async function withFileLock<T>(path: string, work: () => Promise<T>): Pro
   }
 }
 
-async function withLockFile<T>(lock: string, path: string, work: () => Promise<T>): Promise<T> {
+async function withLockFile<T>(
+  lock: string,
+  path: string,
+  started: number,
+  work: () => Promise<T>,
+): Promise<T> {
   await mkdir(dirname(lock), { recursive: true });
   const owner: LockOwner = {
     pid: process.pid,
@@ -69,7 +77,6 @@ async function withLockFile<T>(lock: string, path: string, work: () => Promise<T
     token: randomBytes(12).toString("hex"),
     renewal: 0,
   };
-  const started = performance.now();
   while (!(await tryCreate(lock, owner))) {
     if (await takeOverIfAbandoned(lock)) continue;
     if (performance.now() - started > GIVE_UP_MS) {

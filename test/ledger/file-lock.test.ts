@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { withFileLock } from "../../src/ledger/file-lock.js";
+import { LockTimeoutError, withFileLock } from "../../src/ledger/file-lock.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 
 /** The built code, for child processes (npm test builds first; Node 20 cannot run TypeScript). */
@@ -97,6 +97,48 @@ describe("withFileLock", () => {
     expect(entries).toBe(200);
     expect(most).toBe(1);
     expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it("gives up on a lock another live process keeps, every caller in line together", async () => {
+    const path = join(dir, "ledger.json");
+    const holder = await child(
+      `const { withFileLock } = await import(${JSON.stringify(builtLock.href)});
+       await withFileLock(${JSON.stringify(path)}, async () => {
+         process.stdout.write("ready\\n");
+         await new Promise((r) => process.stdin.once("data", r));
+       });`,
+      0,
+    );
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      const outcomes = Array.from({ length: 3 }, () =>
+        withFileLock(path, async () => "entered").catch((error: unknown) => error),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      // 18 s in all, past the give-up time of all three (15 s) but short of twice it, with the
+      // holder renewing its lease (every 2 s of its real time) in between, so the lock is never
+      // judged abandoned (10 s unchanged).
+      const before = await readFile(`${path}.lock`, "utf8");
+      vi.advanceTimersByTime(9000);
+      for (let waited = 0; (await readFile(`${path}.lock`, "utf8")) === before; waited += 50) {
+        if (waited > 10_000) throw new Error("the holder never renewed its lease");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // The callers look again every 15-30 ms: let each see the renewal.
+      await new Promise((r) => setTimeout(r, 200));
+      vi.advanceTimersByTime(9000);
+      const settled = await Promise.race([
+        Promise.all(outcomes),
+        new Promise((r) => setTimeout(() => r("still waiting"), 3000)),
+      ]);
+      expect(settled).toHaveLength(3);
+      for (const outcome of settled as unknown[]) {
+        expect(outcome).toBeInstanceOf(LockTimeoutError);
+      }
+    } finally {
+      vi.useRealTimers();
+      holder.stdin?.write("go\n");
+    }
   });
 
   it("takes over at once a lock whose owner process is gone", async () => {
