@@ -48,19 +48,23 @@ function child(body: string, shiftMs: number): Promise<ChildProcess> {
   });
 }
 
+/** A child that takes the lock of `path` and holds it until told to let go on stdin ("released"). */
+function holdLock(path: string, shiftMs: number): Promise<ChildProcess> {
+  return child(
+    `const { withFileLock } = await import(${JSON.stringify(builtLock.href)});
+     await withFileLock(${JSON.stringify(path)}, async () => {
+       process.stdout.write("ready\\n");
+       await new Promise((r) => process.stdin.once("data", r));
+     });
+     process.stdout.write("released\\n");`,
+    shiftMs,
+  );
+}
+
 describe("withFileLock", () => {
   it("waits for a live owner even when the lock's mtime looks hours old to a shifted clock", async () => {
     const path = join(dir, "ledger.json");
-    // The child takes the lock and holds it until told to let go on stdin.
-    const holder = await child(
-      `const { withFileLock } = await import(${JSON.stringify(builtLock.href)});
-       await withFileLock(${JSON.stringify(path)}, async () => {
-         process.stdout.write("ready\\n");
-         await new Promise((r) => process.stdin.once("data", r));
-       });
-       process.stdout.write("released\\n");`,
-      -400 * DAY,
-    );
+    const holder = await holdLock(path, -400 * DAY);
     // As after a clock step: the file system's time and ours disagree by far more than a lease.
     const old = new Date(Date.now() - 3600_000);
     await utimes(`${path}.lock`, old, old);
@@ -101,14 +105,7 @@ describe("withFileLock", () => {
 
   it("gives up on a lock another live process keeps, every caller in line together", async () => {
     const path = join(dir, "ledger.json");
-    const holder = await child(
-      `const { withFileLock } = await import(${JSON.stringify(builtLock.href)});
-       await withFileLock(${JSON.stringify(path)}, async () => {
-         process.stdout.write("ready\\n");
-         await new Promise((r) => process.stdin.once("data", r));
-       });`,
-      0,
-    );
+    const holder = await holdLock(path, 0);
     vi.useFakeTimers({ toFake: ["performance"] });
     try {
       const outcomes = Array.from({ length: 3 }, () =>
