@@ -100,14 +100,17 @@ function countKey(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
-/** Currencies as read, cleaned once each (a file has a handful; a hostile one is capped). */
+/**
+ * Currencies as read, cleaned once each: a file has a handful. Short spellings only, and a few
+ * hundred of them, so what a hostile file leaves here stays small.
+ */
 const currencyNames = new Map<string, string>();
 
 function currencyName(raw: string): string {
   let name = currencyNames.get(raw);
   if (name === undefined) {
     name = safeText(raw, 12).toUpperCase();
-    if (currencyNames.size < 4 * MAX_CURRENCIES) currencyNames.set(raw, name);
+    if (raw.length <= 32 && currencyNames.size < 4 * MAX_CURRENCIES) currencyNames.set(raw, name);
   }
   return name;
 }
