@@ -18,7 +18,8 @@ import { ROW_KEY_FIELDS } from "./row-keys.js";
  * readers. Every such path taken once here, on 168 rows read twice (about 13 ms), gives the
  * compiler the whole picture the first time: 11 bailouts, and the two-thread summaries of two
  * exports 798 -> 775 ms and 832 -> 782 ms (medians of 8 alternating runs). Read three times, with
- * the maps' updates of present keys and merges: none while the threads read, one in the tail.
+ * the maps' updates of present keys and merges: none while the threads read (the worker had
+ * three), and in the tail only the maps' forEach, given a new callback by each caller.
  */
 
 const EVENTS = [
@@ -85,13 +86,18 @@ function exerciseMaps(): void {
   batch.flush();
   for (const map of maps) {
     const values = map === maps[0];
-    // A part larger than the map (whose storage the merge keeps), a smaller one, into an empty map.
+    // A part larger than the map (whose storage the merge keeps), a smaller one, the map into an
+    // empty one.
     for (const cap of [1024, 16]) {
       const part = new U64Map(cap, values);
       for (let k = 60; k < 70; k++) part.addMin(Math.imul(k, 0x9e3779b1), k & 3, k);
       map.mergeMin(part);
     }
     new U64Map(16, values).mergeMin(map);
+    // An empty map larger than the part (a round the first thread never saw).
+    const part = new U64Map(16, values);
+    part.addMin(1, 2, 3);
+    new U64Map(1024, values).mergeMin(part);
   }
 }
 
