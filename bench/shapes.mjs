@@ -205,8 +205,10 @@ function roundsUpTo(world, sends) {
   const huge = world.campaigns.find((c) => c.role === "huge_sends");
   const selected = [];
   let total = 0;
-  for (const task of huge.tasks.filter((t) => t.aggregated)) {
-    const add = task.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0);
+  const tasks = huge.tasks.filter((t) => t.aggregated);
+  const sendsOf = (task) => task.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0);
+  for (const task of tasks) {
+    const add = sendsOf(task);
     if (total + add > sends) break;
     total += add;
     for (const round of task.rounds) selected.push({ task, round });
@@ -214,7 +216,7 @@ function roundsUpTo(world, sends) {
   if (selected.length === 0) {
     // Measuring an empty file would print times that mean nothing.
     throw new Error(
-      `BENCH_SENDS=${sends} is below the sandbox's first task (${huge.tasks.find((t) => t.aggregated)?.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0)} sends): ask for more.`,
+      `BENCH_SENDS=${sends} is below the sandbox's first task (${sendsOf(tasks[0])} sends): ask for more.`,
     );
   }
   return { rounds: selected, sends: total };

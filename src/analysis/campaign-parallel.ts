@@ -65,9 +65,10 @@ export function campaignWorkerUrl(): URL {
 }
 
 /**
- * What this thread reads while a worker thread starts (about 90 ms from its creation to its first
- * row, measured on 375 MB exports: Node's worker start-up and the module's loading, on a core
- * this thread's compiler shares): its range is longer by that much, so all finish together.
+ * What this thread reads while a worker thread starts (100-140 ms from its creation to its first
+ * row, measured on 375 MB exports: Node's worker start-up, the module's loading and the warm-up,
+ * on a core this thread's compiler shares): its range is longer by that much, so all finish
+ * together.
  */
 const WORKER_START_BYTES = 24 << 20;
 

@@ -300,7 +300,9 @@ describe("error codes past the cap", () => {
     const rows = Array.from({ length: 1000 }, (_, k) => row(`E${k}`));
     rows.push(row("E1000"), row("E1001"), row("E0"), row("E1001"), row("E0"), row("E1001"));
     const lines = toCsv([HEADER, ...rows]).split("\r\n");
-    lines.splice(lines.length - 1, 0, lines[6]?.replace(",E5,", ',"E5",') ?? "");
+    const quotedE5 = lines[6]?.replace(",E5,", ',"E5",') ?? "";
+    expect(quotedE5).toContain(',"E5",');
+    lines.splice(lines.length - 1, 0, quotedE5);
     const capped = join(dir, "capped-codes.csv");
     await writeFile(capped, lines.join("\r\n"));
     const result = await summarizeFile(capped);
