@@ -3,11 +3,10 @@ import { COLUMN_COUNT } from "./campaign-columns.js";
 import { CsvScanError, CsvScanner } from "./csv-scanner.js";
 
 /**
- * Where the byte ranges of a campaign CSV's threads start (campaign-parallel.ts): after each cut
+ * Where the chunks of a campaign CSV's threads start (campaign-parallel.ts): after each cut
  * point, the first line start that rows of the campaign's width follow. A guess, which the reader
- * of the range before checks; a plain "first line break" guessed wrong whenever the cut fell
- * before a line break inside an error message, and the first thread then read the rest of the
- * file alone.
+ * of the chunk before checks; a plain "first line break" guessed wrong whenever the cut fell
+ * before a line break inside an error message, and the file was then read again in one pass.
  */
 
 /** Bytes read after a cut point to find a record start (a cut with none in them is dropped). */

@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { builtFile } from "../package-files.js";
+import { type ChunkEnd, newClaim, readChunks, type WorkerJob } from "./campaign-chunks.js";
 import { rangeStarts } from "./campaign-cuts.js";
 import { closeTally, type TallyOptions } from "./campaign-one-pass.js";
-import { type RangeEnd, readRange } from "./campaign-read.js";
-import { roleCoder, rowHandler } from "./campaign-row-pass.js";
+import { roleCoder } from "./campaign-row-pass.js";
 import {
   type CampaignTally,
   mergePart,
@@ -17,42 +17,36 @@ import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 
 /**
- * One campaign CSV read by several threads: the file is cut into byte ranges, this thread reads
- * the first and a worker thread each of the others, and the partial tallies are merged (exactly:
- * see campaign-tally.ts).
+ * One campaign CSV read by several threads: the file is cut into byte ranges ("chunks"), which
+ * this thread and the worker threads take one at a time from a shared counter until none is
+ * left, and the threads' tallies are merged (exactly: see campaign-tally.ts). Taken as they
+ * come, the chunks keep every thread busy to the end whatever slows one of them (a worker's
+ * start-up, V8 compiling on the same core, a busy neighbour): the threads finish within about one
+ * last, small chunk of each other. This thread reads the first chunk, which holds the header.
  *
- * Where a range starts: the first record start after a cut point cannot be known without reading
- * from the top of the file (a quoted field may hold line breaks), so each range after the first
- * starts, speculatively, after a line break past its cut point (campaign-cuts.ts). The reader of
- * the range before it, which started on a true record start, reads up to that offset and checks
- * that a record ends exactly there (its scanner's state is exact). If not (the line break was
- * inside quotes), that reader reads on to the end of the file and the later ranges' work is
- * dropped: the result is still exact, only slower. Any other problem in a range (a malformed row, a cap
- * reached, a file that does not end with a line break) makes the caller read the file again in
- * one pass, whose messages give the exact line numbers.
+ * Where a chunk starts: the first record start after a cut point cannot be known without reading
+ * from the top of the file (a quoted field may hold line breaks), so each chunk after the first
+ * starts, speculatively, on a line start past its cut point (campaign-cuts.ts). The reader of the
+ * chunk before it, which started on a true record start, checks that a record ends exactly there
+ * (its scanner's state is exact). If one does not (the line break was inside quotes), or any
+ * other problem shows in a chunk (a malformed row, a cap reached, a file that does not end with a
+ * line break), the caller reads the file again in one pass: the result is exact, and its
+ * messages give the exact line numbers.
  */
 
-/** The worker's message: its tally, or the error that stopped it. */
+/** The worker's message: its tally and the ends of the chunks it read, or what stopped it. */
 export type WorkerReply =
-  | { ok: true; part: TallyPart; end: RangeEnd }
+  | { ok: true; part: TallyPart; ends: ChunkEnd[] }
   | { ok: false; message: string; code: string | undefined };
-
-export interface WorkerJob {
-  path: string;
-  /** the file's size */
-  bytes: number;
-  start: number;
-  end: number;
-  conversionType: string | undefined;
-  chunkBytes: number | undefined;
-}
 
 export interface ParallelOptions extends TallyOptions {
   threads: number;
-  /** where to cut (tests); by default the file is cut into equal parts */
+  /** where to cut (tests); by default, chunkCuts */
   cutAt?: number[] | undefined;
   /** the worker script (tests give one that fails) */
   workerUrl?: URL | undefined;
+  /** filled with the chunks each thread read, this thread's first (tests, benchmarks) */
+  chunksRead?: number[][] | undefined;
 }
 
 /** The worker script tsc writes into dist/ (also under the tests, which run from src/). */
@@ -67,22 +61,42 @@ export function campaignWorkerUrl(): URL {
 /**
  * What this thread reads while a worker thread starts (100-140 ms from its creation to its first
  * row, measured on 375 MB exports: Node's worker start-up, the module's loading and the warm-up,
- * on a core this thread's compiler shares): its range is longer by that much, so all finish
- * together.
+ * on a core this thread's compiler shares): where the threads are expected to meet.
  */
 const WORKER_START_BYTES = 24 << 20;
 
 /**
- * Where to cut `bytes` for `threads` threads: the workers' ranges equal, this thread's longer, by
- * at most half an even share (a small file asked to use threads still gives them some).
+ * The smallest chunk: about 15-20 ms of one thread's reading, which bounds how far apart the
+ * threads finish; a chunk costs one unhidden read and a check of its start (under a millisecond).
  */
-export function evenCuts(bytes: number, threads: number): number[] {
-  const head = Math.min(
+const MIN_CHUNK_BYTES = 4 << 20;
+
+/**
+ * Where to cut `bytes` into chunks for `threads` threads. This thread reads from the start and
+ * the workers from the end (see takeChunk) towards where they are expected to meet: the workers'
+ * equal shares after this thread's longer one (a worker's start-up longer, at most half an even
+ * share). The chunks are a quarter of the distance to that point, down to MIN_CHUNK_BYTES (a
+ * small file asked to use threads: a sixteenth of a thread's share): large ones far from it,
+ * small ones where the threads meet, however far one of them is thrown behind.
+ */
+export function chunkCuts(bytes: number, threads: number): number[] {
+  const meet = Math.min(
     (1.5 * bytes) / threads,
     (bytes + (threads - 1) * WORKER_START_BYTES) / threads,
   );
-  const rest = (bytes - head) / (threads - 1);
-  return Array.from({ length: threads - 1 }, (_, k) => Math.floor(head + k * rest));
+  const least = Math.min(MIN_CHUNK_BYTES, bytes / (16 * threads));
+  const towards = (from: number, to: number): number[] => {
+    const cuts: number[] = [];
+    let at = from;
+    for (;;) {
+      const left = Math.abs(to - at);
+      const size = Math.max(least, left / 4);
+      if (left - size < least / 2) return cuts;
+      at += Math.sign(to - at) * size;
+      cuts.push(Math.floor(at));
+    }
+  };
+  return [...towards(0, meet), Math.floor(meet), ...towards(bytes, meet).reverse()];
 }
 
 /** A worker thread reading one range; its reply, or a clear error when it dies. */
@@ -136,7 +150,7 @@ function runWorker(
 
 /**
  * The file's tally read by `options.threads` threads, or undefined when it must be read in one
- * pass (see above). Throws on cancel, on a problem in the first range (exact there) and when a
+ * pass (see above). Throws on cancel, on a problem in the first chunk (exact there) and when a
  * worker thread dies.
  */
 export async function tallyInParallel(
@@ -145,54 +159,48 @@ export async function tallyInParallel(
   options: ParallelOptions,
 ): Promise<CampaignTally | undefined> {
   const conversionType = options.conversionEventType?.trim() || undefined;
-  const cuts = options.cutAt ?? evenCuts(bytes, options.threads);
+  const cuts = options.cutAt ?? chunkCuts(bytes, options.threads);
   const starts = await rangeStarts(path, bytes, cuts);
   if (starts.length === 0) return undefined;
+  const bounds = [0, ...starts, bytes];
+  const chunks = bounds.length - 1;
+  // The first chunk, with the header, is this thread's.
+  const claim = newClaim(chunks);
   const url = options.workerUrl ?? campaignWorkerUrl();
   // Our own controller: it also stops the workers when this thread gives up on them.
   const stopAll = new AbortController();
   const onAbort = (): void => stopAll.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
-  const workers = starts.map((start, k) =>
-    runWorker(
-      url,
-      {
-        path,
-        bytes,
-        start,
-        end: starts[k + 1] ?? Number.POSITIVE_INFINITY,
-        conversionType,
-        chunkBytes: options.chunkBytes,
-      },
-      stopAll.signal,
-    ),
+  const job: WorkerJob = {
+    path,
+    bytes,
+    bounds,
+    claim,
+    threads: options.threads,
+    conversionType,
+    chunkBytes: options.chunkBytes,
+  };
+  const workers = Array.from({ length: Math.min(options.threads, chunks) - 1 }, () =>
+    runWorker(url, job, stopAll.signal),
   );
   try {
     warmUpRowPass(conversionType);
-    const t = newTally(starts[0] as number);
-    const first = await readRange(
-      path,
-      0,
-      starts[0] as number,
-      rowHandler(t, conversionType, true),
-      {
-        signal: options.signal,
-        chunkBytes: options.chunkBytes,
-      },
-    );
-    let last = first;
+    const t = newTally(Math.ceil(bytes / options.threads));
+    const ends = await readChunks(t, job, { signal: options.signal, first: true });
+    if (ends === undefined) return undefined;
+    options.chunksRead?.push(ends.map((e) => e.chunk));
     const roleCode = roleCoder(conversionType);
     for (const worker of workers) {
-      if (last.overran) break;
       const reply = await worker.reply;
       if (!reply.ok) {
         if (reply.code === "aborted") throw new AnalysisError(reply.message, "aborted");
         return undefined;
       }
       mergePart(t, reply.part, roleCode);
-      last = reply.end;
+      options.chunksRead?.push(reply.ends.map((e) => e.chunk));
+      ends.push(...reply.ends);
     }
-    if (t.pendingBadRecord !== undefined || !last.endsWithNewline) return undefined;
+    if (t.pendingBadRecord !== undefined || !readExactly(ends, chunks)) return undefined;
     closeTally(t, true);
     return t;
   } catch (error) {
@@ -202,4 +210,16 @@ export async function tallyInParallel(
     options.signal?.removeEventListener("abort", onAbort);
     for (const worker of workers) worker.stop();
   }
+}
+
+/**
+ * Every chunk read once, each ending on a record boundary (so the next started on a record
+ * start) and the last with a line break (the service ends every row with one).
+ */
+function readExactly(ends: ChunkEnd[], chunks: number): boolean {
+  if (ends.length !== chunks) return false;
+  const sorted = [...ends].sort((a, b) => a.chunk - b.chunk);
+  return sorted.every(
+    (e, k) => e.chunk === k && e.atRecordBoundary && (k < chunks - 1 || e.endsWithNewline),
+  );
 }

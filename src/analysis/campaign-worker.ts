@@ -1,13 +1,12 @@
 import { parentPort, workerData } from "node:worker_threads";
-import type { WorkerJob, WorkerReply } from "./campaign-parallel.js";
-import { readRange } from "./campaign-read.js";
-import { rowHandler } from "./campaign-row-pass.js";
+import { readChunks, type WorkerJob } from "./campaign-chunks.js";
+import type { WorkerReply } from "./campaign-parallel.js";
 import { newTally, toPart } from "./campaign-tally.js";
 import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 
 /**
- * A worker thread's job: the tally of one byte range of a campaign CSV (see
+ * A worker thread's job: the tally of the chunks of a campaign CSV it takes (see
  * campaign-parallel.ts), sent back with its maps' buffers transferred, not copied.
  */
 
@@ -19,19 +18,15 @@ let reply: WorkerReply;
 let transfer: ArrayBuffer[] = [];
 try {
   warmUpRowPass(job.conversionType);
-  const t = newTally(Math.min(job.end, job.bytes) - job.start);
-  const end = await readRange(
-    job.path,
-    job.start,
-    job.end,
-    rowHandler(t, job.conversionType, false),
-    {
-      chunkBytes: job.chunkBytes,
-    },
-  );
-  const out = toPart(t);
-  reply = { ok: true, part: out.part, end };
-  transfer = out.transfer;
+  const t = newTally(Math.ceil(job.bytes / job.threads));
+  const ends = await readChunks(t, job, { first: false });
+  if (ends === undefined) {
+    reply = { ok: false, message: "The file must be read in one pass.", code: "one_pass" };
+  } else {
+    const out = toPart(t);
+    reply = { ok: true, part: out.part, ends };
+    transfer = out.transfer;
+  }
 } catch (error) {
   reply = {
     ok: false,

@@ -180,7 +180,7 @@ export class CsvScanner {
   /**
    * True when the input so far ends exactly at the end of a record (its line ending included):
    * what follows starts a new record. A scanner that began at a record start knows this for
-   * certain, quoted line breaks included; see campaign-ranges.ts.
+   * certain, quoted line breaks included; see campaign-parallel.ts.
    */
   get atRecordBoundary(): boolean {
     return this.carry.length === 0 && this.state === FIELD_START && this.rec.count === 0;

@@ -5,11 +5,24 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignWorkerUrl, evenCuts } from "../../src/analysis/campaign-parallel.js";
+import {
+  type ChunkEnd,
+  newClaim,
+  readChunks,
+  takeChunk,
+  type WorkerJob,
+} from "../../src/analysis/campaign-chunks.js";
+import { rangeStarts } from "../../src/analysis/campaign-cuts.js";
+import {
+  campaignWorkerUrl,
+  chunkCuts,
+  tallyInParallel,
+} from "../../src/analysis/campaign-parallel.js";
 import {
   type CampaignSummaryOptions,
   summarizeCampaignCsv,
 } from "../../src/analysis/campaign-summary.js";
+import { newTally } from "../../src/analysis/campaign-tally.js";
 import { AnalysisError } from "../../src/analysis/errors.js";
 import type { CampaignSummary } from "../../src/analysis/schemas.js";
 import {
@@ -109,6 +122,55 @@ describe("campaign summary over threads and row orders", () => {
     );
   }, 120_000);
 
+  it("reads a regular file's chunks each once between the threads, with no second pass", async () => {
+    const file = await fileOf(toCsv(campaignRows(13, 3000), "\n"));
+    const one = await summary(file, { threads: 1 });
+    const chunksRead: number[][] = [];
+    const t = await tallyInParallel(file.path, file.bytes, { threads: 2, chunksRead });
+    // Undefined would mean the file was to be read again in one pass.
+    expect(t?.rows).toBe(one.rows);
+    const chunks = chunkCuts(file.bytes, 2).length + 1;
+    expect(chunks).toBeGreaterThan(10);
+    // How many the worker gets depends on its start-up; this thread reads from the front.
+    const [mine = [], worker = []] = chunksRead;
+    expect(mine.slice(0, 2)).toEqual([0, 1]);
+    expect([...mine, ...worker].sort((a, b) => a - b)).toEqual([...Array(chunks).keys()]);
+  });
+
+  it("two readers of one claim read from both ends and meet, each chunk once", async () => {
+    const file = await fileOf(toCsv(campaignRows(17, 2000), "\n"));
+    const bounds = [
+      0,
+      ...(await rangeStarts(file.path, file.bytes, chunkCuts(file.bytes, 2))),
+      file.bytes,
+    ];
+    const job: WorkerJob = {
+      path: file.path,
+      bytes: file.bytes,
+      bounds,
+      claim: newClaim(bounds.length - 1),
+      threads: 2,
+      conversionType: undefined,
+      chunkBytes: 1024,
+    };
+    // One thread, two readers: their reads' awaits interleave them.
+    const [front, back] = [newTally(file.bytes), newTally(file.bytes)];
+    const [mine = [], theirs = []] = await Promise.all([
+      readChunks(front, job, { first: true }),
+      readChunks(back, job, { first: false }),
+    ]);
+    const taken = (ends: ChunkEnd[]) => ends.map((e) => e.chunk);
+    expect(taken(mine)[0]).toBe(0);
+    expect(taken(theirs)[0]).toBe(bounds.length - 2);
+    expect(theirs.length).toBeGreaterThan(1);
+    const all = [...taken(mine), ...taken(theirs)].sort((a, b) => a - b);
+    expect(all).toEqual([...Array(bounds.length - 1).keys()]);
+    // Side by side: this reader's chunks come before the other's.
+    expect(Math.max(...taken(mine))).toBeLessThan(Math.min(...taken(theirs)));
+    expect([...mine, ...theirs].every((e) => e.atRecordBoundary)).toBe(true);
+    expect(front.rows + back.rows).toBe((await summary(file, { threads: 1 })).rows);
+  });
+
   it("a cut whose next line break is inside quotes is still read exactly", async () => {
     const rows = rowsFor(7, 40);
     const text = toCsv(rows, "\r\n");
@@ -127,9 +189,12 @@ describe("campaign summary over threads and row orders", () => {
     const file = { path, bytes: text.length };
     const one = await summary(file, { threads: 1 });
     expect(one.rows).toBeGreaterThan(100);
-    // The first range ends at the wrong start: this thread reads on to the end of the file.
+    // The first chunk ends at the wrong start: the file is read again in one pass.
+    expect(await tallyInParallel(path, file.bytes, { threads: 2, cutAt: [messageAt] })).toBe(
+      undefined,
+    );
     expect(await summary(file, { threads: 2, cutAt: [messageAt] })).toEqual(one);
-    // A worker's range does: it reads on, and the range after it is dropped.
+    // So it is when a later chunk does, whichever thread reads it.
     const early = text.indexOf(0x0a, 300) + 1;
     expect(await summary(file, { threads: 3, cutAt: [early, messageAt] })).toEqual(one);
     expect(
@@ -208,21 +273,62 @@ describe("campaign summary over threads and row orders", () => {
   });
 });
 
-describe("evenCuts", () => {
-  it("gives this thread the head start of a worker's start-up and the workers equal ranges", () => {
-    const mb = 1 << 20;
-    const [cut] = evenCuts(375 * mb, 2);
-    expect(cut).toBe(Math.floor((375 * mb + 24 * mb) / 2));
-    const three = evenCuts(600 * mb, 3);
-    const ranges = [
-      three[0],
-      (three[1] as number) - (three[0] as number),
-      600 * mb - (three[1] as number),
-    ];
-    expect((ranges[1] as number) - (ranges[2] as number)).toBeLessThanOrEqual(1);
-    expect((ranges[0] as number) - (ranges[1] as number)).toBeGreaterThan(23 * mb);
-    // A small file: this thread reads at most half an even share more.
-    expect(evenCuts(10 * mb, 2)).toEqual([7.5 * mb]);
-    expect(evenCuts(64 * mb, 2)).toEqual([44 * mb]);
+describe("chunkCuts", () => {
+  const mb = 1 << 20;
+  const sizesOf = (bytes: number, cuts: number[]): number[] =>
+    [...cuts, bytes].map((b, k) => b - ([0, ...cuts][k] as number));
+
+  it("cuts large chunks at both ends and small ones where the threads are expected to meet", () => {
+    for (const [bytes, threads] of [
+      [375 * mb, 2],
+      [749 * mb, 2],
+      [600 * mb, 4],
+      [64 * mb, 2],
+      [2 ** 31 - 1, 3],
+    ] as const) {
+      const cuts = chunkCuts(bytes, threads);
+      const sizes = sizesOf(bytes, cuts);
+      expect(cuts).toEqual([...new Set(cuts)].sort((a, b) => a - b));
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(bytes);
+      // The meeting point: this thread's share longer by a worker's start-up (24 MiB).
+      const meet = Math.floor(Math.min(1.5 * bytes, bytes + (threads - 1) * 24 * mb) / threads);
+      const at = cuts.indexOf(meet);
+      expect(at).toBeGreaterThan(0);
+      expect(sizes[0]).toBe(Math.floor(meet / 4));
+      expect(sizes.at(-1)).toBeGreaterThanOrEqual(Math.floor((bytes - meet) / 4));
+      // Shrinking towards the meeting point from both sides, to about 4 MiB there (the chunks
+      // next to it hold what is left: up to 6 MiB).
+      for (let k = 1; k < at; k++)
+        expect(sizes[k]).toBeLessThanOrEqual((sizes[k - 1] as number) + 1);
+      for (let k = at + 3; k < sizes.length; k++) {
+        expect(sizes[k]).toBeGreaterThanOrEqual((sizes[k - 1] as number) - 1);
+      }
+      expect(sizes[at]).toBeLessThan(6 * mb + 1);
+      expect(sizes[at + 1]).toBeLessThan(6 * mb + 1);
+      expect(Math.min(...sizes)).toBeGreaterThanOrEqual(Math.min(2 * mb, bytes / (32 * threads)));
+      // A few dozen chunks, not hundreds.
+      expect(sizes.length).toBeLessThan(40);
+    }
+  });
+
+  it("cuts a small file asked to use threads into small chunks, the least a sixteenth of a share", () => {
+    const sizes = sizesOf(2 * mb, chunkCuts(2 * mb, 2));
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(mb / 32 / 2);
+    expect(sizes.length).toBeGreaterThan(4);
+    expect(chunkCuts(1000, 2).length).toBeGreaterThan(2);
+  });
+});
+
+describe("takeChunk", () => {
+  it("gives the first thread the chunks from the front and the workers those from the back, each once", () => {
+    const claim = newClaim(6);
+    expect(takeChunk(claim, true)).toBe(5);
+    expect(takeChunk(claim, false)).toBe(1);
+    expect(takeChunk(claim, true)).toBe(4);
+    expect(takeChunk(claim, true)).toBe(3);
+    expect(takeChunk(claim, false)).toBe(2);
+    expect(takeChunk(claim, false)).toBeUndefined();
+    expect(takeChunk(claim, true)).toBeUndefined();
+    expect(() => newClaim(0x8000)).toThrow("Too many chunks");
   });
 });
