@@ -208,6 +208,22 @@ export class CsvScanner {
   push(chunk: Buffer): void {
     if (this.ended) throw new Error("CsvScanner.push after end");
     if (chunk.length === 0) return;
+    if (this.carry.length > 0) {
+      // The record begun in the last chunk most likely ends at this chunk's first line break: it
+      // alone is joined to the carry and scanned, and the rest, once the carry is empty, is read
+      // where it lies. Joining the whole chunk copied every byte of the file once more.
+      const lf = chunk.indexOf(LF);
+      if (lf >= 0 && lf + 1 < chunk.length) {
+        this.pushJoined(chunk.subarray(0, lf + 1));
+        this.pushJoined(chunk.subarray(lf + 1));
+        return;
+      }
+    }
+    this.pushJoined(chunk);
+  }
+
+  /** Scans the carry and `chunk` (not empty) as one run of bytes. */
+  private pushJoined(chunk: Buffer): void {
     const data = this.carry.length === 0 ? chunk : this.join(chunk);
     this.validate(data, data.lastIndexOf(LF) + 1);
     this.recordStart = 0;
