@@ -62,15 +62,58 @@ export interface CampaignTally {
 /** A new round's maps hold this much more than the largest of its kind before they grow. */
 const ROUND_ROOM = 1.1;
 
+/**
+ * Storage the rounds' maps may hold unused, made when rounds are sized from the largest of their
+ * kind, beyond the storage their keys need: at least this, or as much as the keys need. Without
+ * a bound, one large round followed by many small ones (a big send, then small follow-ups)
+ * reserved the large round's size for each: on an 83 MB export of one round of 300,000 users and
+ * 999 of 5, 6.1 s and 198 MB (counting users reads every slot), and 576 MB once storage is
+ * written when made (see hash-table.ts); bounded, 0.54 s and 118 MB.
+ */
+const UNUSED_RESERVE_BYTES = 8 << 20;
+
+const MAPS_OF = [
+  (r: RoundAcc) => r.receipts,
+  (r: RoundAcc) => r.firstOpen,
+  (r: RoundAcc) => r.clickUsers,
+  (r: RoundAcc) => r.conversionUsers,
+  (r: RoundAcc) => r.controlUsers,
+];
+
+/** Bytes `sizes` takes when its maps are made. */
+function bytesOf(sizes: RoundSizes): number {
+  return (
+    U64Map.bytesFor(sizes.receipts) +
+    U64Map.bytesFor(sizes.firstOpen) +
+    U64Map.bytesFor(sizes.clicks, false) +
+    U64Map.bytesFor(sizes.conversions, false) +
+    U64Map.bytesFor(sizes.control, false)
+  );
+}
+
+/** True when the rounds' maps may reserve `more` bytes they do not need yet (see above). */
+function mayReserve(rounds: readonly RoundAcc[], more: number): boolean {
+  let unused = 0;
+  let needed = 0;
+  for (const r of rounds) {
+    for (const mapOf of MAPS_OF) {
+      const map = mapOf(r);
+      unused += map.unusedBytes;
+      needed += map.neededBytes;
+    }
+  }
+  return unused + more <= Math.max(UNUSED_RESERVE_BYTES, needed);
+}
+
 /** A tally for `bytes` of CSV, its maps sized from that. */
 export function newTally(bytes: number): CampaignTally {
   // The first round's maps are sized from the file; each later round's from the largest of
   // its kind so far, with some room (a campaign's send groups are similar, and so are its control
   // groups, which get no messages): they rarely grow, and a file of many small rounds never
-  // reserves a large map for each. Not from the last round of its kind: in a file by time that
-  // one has only begun when the next starts, and a map grown from a few slots leaves behind
-  // storage twice its final size, freed only when the GC next runs (about 47 MB on the
-  // 2,000,000-send file, by time).
+  // reserves a large map for each, nor one of a large round and many small ones (mayReserve).
+  // Not from the last round of its kind: in a file by time that one has only begun when the next
+  // starts, and a map grown from a few slots leaves behind storage twice its final size, freed
+  // only when the GC next runs (about 47 MB on the 2,000,000-send file, by time).
   const firstSizes: RoundSizes = {
     receipts: Math.min(1 << 16, bytes / 4000),
     firstOpen: Math.min(1 << 14, bytes / 16000),
@@ -79,21 +122,24 @@ export function newTally(bytes: number): CampaignTally {
     control: 16,
   };
   const noMessages: RoundSizes = { ...firstSizes, receipts: 0, firstOpen: 0, clicks: 0 };
+  const smallest: RoundSizes = { receipts: 0, firstOpen: 0, clicks: 0, conversions: 0, control: 0 };
   const largest = (rounds: readonly RoundAcc[], mapOf: (r: RoundAcc) => U64Map): number =>
     Math.ceil(rounds.reduce((most, r) => Math.max(most, mapOf(r).size), 0) * ROUND_ROOM);
-  const roundTable = new RoundTable((sameKind, isControl) =>
-    sameKind.length === 0
-      ? isControl
-        ? { ...noMessages, control: Math.min(1 << 14, bytes / 16000) }
-        : firstSizes
-      : {
-          receipts: largest(sameKind, (r) => r.receipts),
-          firstOpen: largest(sameKind, (r) => r.firstOpen),
-          clicks: largest(sameKind, (r) => r.clickUsers),
-          conversions: largest(sameKind, (r) => r.conversionUsers),
-          control: largest(sameKind, (r) => r.controlUsers),
-        },
-  );
+  const roundTable: RoundTable = new RoundTable((sameKind, isControl) => {
+    const sizes =
+      sameKind.length === 0
+        ? isControl
+          ? { ...noMessages, control: Math.min(1 << 14, bytes / 16000) }
+          : firstSizes
+        : {
+            receipts: largest(sameKind, (r) => r.receipts),
+            firstOpen: largest(sameKind, (r) => r.firstOpen),
+            clicks: largest(sameKind, (r) => r.clickUsers),
+            conversions: largest(sameKind, (r) => r.conversionUsers),
+            control: largest(sameKind, (r) => r.controlUsers),
+          };
+    return mayReserve(roundTable.rounds, bytesOf(sizes)) ? sizes : smallest;
+  });
   return {
     rows: 0,
     unidentified: 0,

@@ -160,6 +160,21 @@ export class U64Map {
     return this.cap;
   }
 
+  /** Bytes of storage its keys need at the load limit. */
+  get neededBytes(): number {
+    return slotsFor(this.size) * this.stride * 4;
+  }
+
+  /** Bytes of storage beyond what its keys need (room it has not used yet). */
+  get unusedBytes(): number {
+    return Math.max(0, this.cap * this.stride * 4 - this.neededBytes);
+  }
+
+  /** Bytes of storage `entries` keys need at the load limit (see forEntries). */
+  static bytesFor(entries: number, withValues = true): number {
+    return slotsFor(entries) * (withValues ? 12 : 8);
+  }
+
   /**
    * The first word of the key's home slot. Reading it asks the CPU for the slot's cache line
    * without waiting on anything else (see MapBatch), so the update that follows finds it in cache.
