@@ -72,13 +72,79 @@ const ROUND_ROOM = 1.1;
  */
 const UNUSED_RESERVE_BYTES = 8 << 20;
 
-const MAPS_OF = [
-  (r: RoundAcc) => r.receipts,
-  (r: RoundAcc) => r.firstOpen,
-  (r: RoundAcc) => r.clickUsers,
-  (r: RoundAcc) => r.conversionUsers,
-  (r: RoundAcc) => r.controlUsers,
-];
+const SMALLEST: RoundSizes = { receipts: 0, firstOpen: 0, clicks: 0, conversions: 0, control: 0 };
+
+/**
+ * New rounds' sizes. The first round of each kind (control group or not) is sized from the file;
+ * each later one from the largest of its kind so far, with room, when the storage that reserves
+ * stays within UNUSED_RESERVE_BYTES or what the keys need, and the smallest otherwise. The rounds
+ * are looked over again only after 1/32 more of them were made (a file may hold a thousand, and
+ * a look at every new round took a quarter of the read of a thousand small ones); meanwhile the
+ * storage of the rounds made since counts as unused, so the bound holds between looks too.
+ */
+class RoundSizer {
+  private looked = 0;
+  private unused = 0;
+  private needed = 0;
+  private readonly largest: [RoundSizes, RoundSizes] = [{ ...SMALLEST }, { ...SMALLEST }];
+  private readonly seen = [false, false];
+
+  constructor(private readonly firstSizes: (isControl: boolean) => RoundSizes) {}
+
+  sizesFor(rounds: readonly RoundAcc[], isControl: boolean): RoundSizes {
+    const kind = isControl ? 1 : 0;
+    let sizes: RoundSizes;
+    if (!this.seen[kind]) {
+      this.seen[kind] = true;
+      sizes = this.firstSizes(isControl);
+    } else {
+      if (rounds.length >= this.looked + Math.max(1, rounds.length >> 5)) this.look(rounds);
+      const most = this.largest[kind];
+      const room = (n: number): number => Math.ceil(n * ROUND_ROOM);
+      sizes = {
+        receipts: room(most.receipts),
+        firstOpen: room(most.firstOpen),
+        clicks: room(most.clicks),
+        conversions: room(most.conversions),
+        control: room(most.control),
+      };
+      if (this.unused + bytesOf(sizes) > Math.max(UNUSED_RESERVE_BYTES, this.needed)) {
+        sizes = SMALLEST;
+      }
+    }
+    this.unused += bytesOf(sizes);
+    return sizes;
+  }
+
+  /** The rounds' unused and needed storage, and the largest maps of each kind. */
+  private look(rounds: readonly RoundAcc[]): void {
+    this.looked = rounds.length;
+    this.unused = 0;
+    this.needed = 0;
+    this.largest[0] = { ...SMALLEST };
+    this.largest[1] = { ...SMALLEST };
+    for (const r of rounds) {
+      this.unused +=
+        r.receipts.unusedBytes +
+        r.firstOpen.unusedBytes +
+        r.clickUsers.unusedBytes +
+        r.conversionUsers.unusedBytes +
+        r.controlUsers.unusedBytes;
+      this.needed +=
+        r.receipts.neededBytes +
+        r.firstOpen.neededBytes +
+        r.clickUsers.neededBytes +
+        r.conversionUsers.neededBytes +
+        r.controlUsers.neededBytes;
+      const most = this.largest[r.isControl ? 1 : 0];
+      most.receipts = Math.max(most.receipts, r.receipts.size);
+      most.firstOpen = Math.max(most.firstOpen, r.firstOpen.size);
+      most.clicks = Math.max(most.clicks, r.clickUsers.size);
+      most.conversions = Math.max(most.conversions, r.conversionUsers.size);
+      most.control = Math.max(most.control, r.controlUsers.size);
+    }
+  }
+}
 
 /** Bytes `sizes` takes when its maps are made. */
 function bytesOf(sizes: RoundSizes): number {
@@ -91,26 +157,12 @@ function bytesOf(sizes: RoundSizes): number {
   );
 }
 
-/** True when the rounds' maps may reserve `more` bytes they do not need yet (see above). */
-function mayReserve(rounds: readonly RoundAcc[], more: number): boolean {
-  let unused = 0;
-  let needed = 0;
-  for (const r of rounds) {
-    for (const mapOf of MAPS_OF) {
-      const map = mapOf(r);
-      unused += map.unusedBytes;
-      needed += map.neededBytes;
-    }
-  }
-  return unused + more <= Math.max(UNUSED_RESERVE_BYTES, needed);
-}
-
 /** A tally for `bytes` of CSV, its maps sized from that. */
 export function newTally(bytes: number): CampaignTally {
   // The first round's maps are sized from the file; each later round's from the largest of
   // its kind so far, with some room (a campaign's send groups are similar, and so are its control
   // groups, which get no messages): they rarely grow, and a file of many small rounds never
-  // reserves a large map for each, nor one of a large round and many small ones (mayReserve).
+  // reserves a large map for each, nor one of a large round and many small ones (RoundSizer).
   // Not from the last round of its kind: in a file by time that one has only begun when the next
   // starts, and a map grown from a few slots leaves behind storage twice its final size, freed
   // only when the GC next runs (about 47 MB on the 2,000,000-send file, by time).
@@ -122,24 +174,10 @@ export function newTally(bytes: number): CampaignTally {
     control: 16,
   };
   const noMessages: RoundSizes = { ...firstSizes, receipts: 0, firstOpen: 0, clicks: 0 };
-  const smallest: RoundSizes = { receipts: 0, firstOpen: 0, clicks: 0, conversions: 0, control: 0 };
-  const largest = (rounds: readonly RoundAcc[], mapOf: (r: RoundAcc) => U64Map): number =>
-    Math.ceil(rounds.reduce((most, r) => Math.max(most, mapOf(r).size), 0) * ROUND_ROOM);
-  const roundTable: RoundTable = new RoundTable((sameKind, isControl) => {
-    const sizes =
-      sameKind.length === 0
-        ? isControl
-          ? { ...noMessages, control: Math.min(1 << 14, bytes / 16000) }
-          : firstSizes
-        : {
-            receipts: largest(sameKind, (r) => r.receipts),
-            firstOpen: largest(sameKind, (r) => r.firstOpen),
-            clicks: largest(sameKind, (r) => r.clickUsers),
-            conversions: largest(sameKind, (r) => r.conversionUsers),
-            control: largest(sameKind, (r) => r.controlUsers),
-          };
-    return mayReserve(roundTable.rounds, bytesOf(sizes)) ? sizes : smallest;
-  });
+  const sizer = new RoundSizer((isControl) =>
+    isControl ? { ...noMessages, control: Math.min(1 << 14, bytes / 16000) } : firstSizes,
+  );
+  const roundTable = new RoundTable((rounds, isControl) => sizer.sizesFor(rounds, isControl));
   return {
     rows: 0,
     unidentified: 0,

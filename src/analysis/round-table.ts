@@ -196,9 +196,9 @@ export class RoundTable {
   private readonly index = new U64Map(4096);
   private readonly hash = new Int32Array(2);
 
-  /** `sizesFor` gets the rounds so far of the same kind (control group or not). */
+  /** `sizesFor` gets the rounds so far and the new round's kind (control group or not). */
   constructor(
-    private readonly sizesFor: (sameKind: readonly RoundAcc[], isControl: boolean) => RoundSizes,
+    private readonly sizesFor: (rounds: readonly RoundAcc[], isControl: boolean) => RoundSizes,
   ) {}
 
   /**
@@ -316,8 +316,7 @@ export class RoundTable {
   /** Adds a round (not yet in the table) with these decoded fields. */
   add(task: string, scheduled: string, group: string): RoundAcc {
     const isControl = safeText(group, MAX_KEY_BYTES) === CONTROL_GROUP;
-    const sameKind = this.rounds.filter((r) => r.isControl === isControl);
-    const round = newRound(task, scheduled, group, this.sizesFor(sameKind, isControl));
+    const round = newRound(task, scheduled, group, this.sizesFor(this.rounds, isControl));
     const hash = this.hashText(task, scheduled, group);
     this.index.add(hash[0] as number, hash[1] as number, this.rounds.length);
     this.rounds.push(round);
