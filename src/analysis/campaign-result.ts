@@ -118,7 +118,10 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
     .reduce((acc, d) => acc + d.round.conversions, 0);
   // Distinct converted users of the send groups: a control user never got a message, so the
   // headline counts only those who did (the contract's conversion_users stays file-wide).
-  const sendConverters = new U64Map(64, false);
+  let sendConversions = 0;
+  for (const r of rounds) if (r.group !== CONTROL_GROUP) sendConversions += r.conversionUsers.size;
+  // Room for them all at once: grown from a few slots, it was rebuilt a dozen times.
+  const sendConverters = U64Map.forEntries(sendConversions, false);
   for (const r of rounds) {
     if (r.group === CONTROL_GROUP) continue;
     r.conversionUsers.forEach((hi, lo) => {

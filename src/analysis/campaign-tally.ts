@@ -328,7 +328,10 @@ export function mergePart(
     let round = t.roundTable.find(r.rawTask, r.scheduled, r.rawGroup);
     if (round === undefined) {
       if (t.rounds.length >= MAX_ROUNDS) throw new NeedsOnePass("too many rounds");
-      round = t.roundTable.add(r.rawTask, r.scheduled, r.rawGroup);
+      // Empty maps: each takes over the part's storage as it is (U64Map.mergeMin). Sized like
+      // the largest round, they were made (and written) only to be dropped: on a file of a large
+      // round and a thousand small ones, 570 MB of storage made and 300 ms spent in the merge.
+      round = t.roundTable.add(r.rawTask, r.scheduled, r.rawGroup, SMALLEST);
     }
     const [sent, received, failed, control, opens, clicks, conversions] = r.counts;
     round.sent += sent;

@@ -313,10 +313,13 @@ export class RoundTable {
     return at >= 0 ? this.rounds[at] : undefined;
   }
 
-  /** Adds a round (not yet in the table) with these decoded fields. */
-  add(task: string, scheduled: string, group: string): RoundAcc {
+  /**
+   * Adds a round (not yet in the table) with these decoded fields; its maps sized by `sizesFor`,
+   * or `sizes` (a round merged from another thread's tally takes over that one's maps).
+   */
+  add(task: string, scheduled: string, group: string, sizes?: RoundSizes): RoundAcc {
     const isControl = safeText(group, MAX_KEY_BYTES) === CONTROL_GROUP;
-    const round = newRound(task, scheduled, group, this.sizesFor(this.rounds, isControl));
+    const round = newRound(task, scheduled, group, sizes ?? this.sizesFor(this.rounds, isControl));
     const hash = this.hashText(task, scheduled, group);
     this.index.add(hash[0] as number, hash[1] as number, this.rounds.length);
     this.rounds.push(round);
