@@ -9,6 +9,8 @@
  *   groups interleave) and by event time across the file (rounds interleave too); their
  *   summaries must be identical (the script fails otherwise);
  * - the sandbox's own IDs, groups interleaved; empty customer IDs, rounds interleaved;
+ * - rounds not alike, written here (the sandbox's are): one round of 900,000 sends, then 999 of
+ *   600 (a file of that shape took 12.9 s and 1.9 GB at one time, from round sizing and merging);
  * - the most one job may hold: the longest run of rounds with at most 2,000,000 sends, by time.
  * Per shape: BENCH_RUNS (default 5: on a shared 2-core machine single runs spread by +-15%)
  * alternating fresh child processes of ours and DuckDB's; medians, their ratio (target: ours <=
@@ -25,6 +27,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -165,6 +168,8 @@ const SHAPES = [
     sends: SENDS,
     shape: { order: "time", platformIds: "hex24", customerIds: "empty" },
   },
+  // Not the sandbox's rounds, which are alike: one large send, then 999 small follow-ups.
+  { name: "one large round, 999 small", sends: SENDS, uneven: true },
   ...(process.env.BENCH_SKIP_BIG === "1"
     ? []
     : [
@@ -237,6 +242,61 @@ async function campaignFile(dir, world, sends, shape) {
     );
   }
   return { path, sends: picked.sends, rounds: picked.rounds.length };
+}
+
+/**
+ * A campaign CSV whose rounds are not alike: one round of 90% of `sends`, then 999 rounds of 600
+ * sends each (two groups taking turns), written here rather than by the sandbox (whose rounds
+ * are all alike); 24-hex service IDs and e-mail-like customer IDs, 5% failures, 30% opens, 3%
+ * KRW purchases. Every round's rows together, the large round first.
+ */
+async function unevenFile(dir, sends) {
+  const path = join(dir, `campaign-uneven-${sends}.csv`);
+  const small = 999;
+  const perSmall = 600;
+  const made = { path, sends: Math.floor(sends * 0.9) + small * perSmall, rounds: 1 + small };
+  if (await exists(path)) return made;
+  const { CAMPAIGN_CSV_COLUMNS } = await import(join(dist, "api", "csv-columns.js"));
+  let seed = 11;
+  const next = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed;
+  };
+  const hex = () => [next(), next(), next()].map((w) => w.toString(16).padStart(8, "0")).join("");
+  const out = createWriteStream(`${path}.part`);
+  const write = (text) =>
+    out.write(text) ? undefined : new Promise((resolve) => out.once("drain", resolve));
+  await write(`${CAMPAIGN_CSV_COLUMNS.join(",")}\n`);
+  const round = async (task, scheduled, group, count) => {
+    let lines = [];
+    for (let i = 0; i < count; i++) {
+      const row = (event, extra = ",,{}") =>
+        `${task},${scheduled},${group},${event},m${next()}@example.com,${hex()},${scheduled},app_push,${extra},{},{}`;
+      const r = next() / 2 ** 32;
+      lines.push(row("message_sent"));
+      if (r < 0.05) lines.push(row("message_failed", `E${Math.floor(r * 100)},quota,{}`));
+      else {
+        lines.push(row("message_received"));
+        if (r < 0.35) lines.push(row("push_opened"));
+        if (r < 0.08)
+          lines.push(row("purchase", ',,"{""revenue"": 12000, ""currency"": ""KRW""}"'));
+      }
+      if (lines.length >= 4096) {
+        await write(`${lines.join("\n")}\n`);
+        lines = [];
+      }
+    }
+    if (lines.length > 0) await write(`${lines.join("\n")}\n`);
+  };
+  await round("tsk_large", "2024-05-01 12:00:00", "그룹A", Math.floor(sends * 0.9));
+  for (let k = 0; k < small; k++) {
+    const day = `2024-06-${String(1 + (k % 28)).padStart(2, "0")}`;
+    const time = `${String(k % 24).padStart(2, "0")}:${String(k % 60).padStart(2, "0")}:00`;
+    await round(`tsk_small_${k}`, `${day} ${time}`, k % 2 === 0 ? "그룹A" : "그룹B", perSmall);
+  }
+  await new Promise((resolve, reject) => out.end((error) => (error ? reject(error) : resolve())));
+  await rename(`${path}.part`, path);
+  return made;
 }
 
 /** A scenario export of `nodes` message nodes over `days` days, by the sandbox's XLSX writer. */
@@ -324,7 +384,9 @@ try {
     `${RUNS} runs per shape on ${cpus().length} CPUs; medians; load average before / after`,
   );
   for (const shape of process.env.BENCH_SCENARIO_ONLY === "1" ? [] : SHAPES) {
-    const made = await campaignFile(workDir, world, shape.sends, shape.shape);
+    const made = shape.uneven
+      ? await unevenFile(workDir, shape.sends)
+      : await campaignFile(workDir, world, shape.sends, shape.shape);
     const bytes = (await stat(made.path)).size;
     const before = load();
     const ours = [];
