@@ -1,9 +1,11 @@
 import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tallyCampaignRows } from "../../src/analysis/campaign-one-pass.js";
-import type { CampaignTally } from "../../src/analysis/campaign-tally.js";
+import { roleCoder } from "../../src/analysis/campaign-row-pass.js";
+import { type CampaignTally, mergePart, toPart } from "../../src/analysis/campaign-tally.js";
+import { U64Map } from "../../src/analysis/hash-table.js";
 import { HEADER, toCsv } from "./campaign-fixture.js";
 
 /**
@@ -96,5 +98,24 @@ describe("rounds' map sizes", () => {
       expect(r.receipts.capacity).toBeGreaterThanOrEqual(slotsFor(20_000 - 512));
       expect(r.receipts.capacity).toBeLessThanOrEqual(slotsFor(20_000));
     }
+  });
+
+  it("give a round merged from another thread's tally empty maps, which take over that one's", async () => {
+    const large = await tallyOf([["large", 20_000]]);
+    const small = await tallyOf(
+      Array.from({ length: 40 }, (_, k): [string, number] => [`s-${k}`, 50]),
+    );
+    const { part } = toPart(small);
+    const made = vi.spyOn(U64Map, "forEntries");
+    try {
+      mergePart(large, part, roleCoder(undefined));
+      // Sized like the large round, each would have been made (and written) only to be dropped.
+      expect(made.mock.calls.length).toBeGreaterThan(0);
+      expect(Math.max(...made.mock.calls.map(([entries]) => entries))).toBe(0);
+    } finally {
+      made.mockRestore();
+    }
+    expect(large.rounds).toHaveLength(41);
+    expect(large.rounds.at(-1)?.receipts.size).toBe(50);
   });
 });
