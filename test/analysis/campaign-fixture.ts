@@ -167,3 +167,31 @@ export async function fileWithRowsInAMessage(dir: string): Promise<{
     afterQuoted: Buffer.byteLength(parts[0] as string) + Buffer.byteLength(parts[1] as string),
   };
 }
+
+/** One row of the campaign CSV's 13 columns: the round, the event, the user, when and how. */
+export function eventRow(row: {
+  task: string;
+  scheduled: string;
+  group: string;
+  event: string;
+  userId?: string;
+  platformUserId?: string;
+  at: string;
+  channel?: string;
+}): string[] {
+  return [
+    row.task,
+    row.scheduled,
+    row.group,
+    row.event,
+    row.userId ?? "",
+    row.platformUserId ?? "",
+    row.at,
+    row.channel ?? "app_push",
+    "",
+    "",
+    "{}",
+    "{}",
+    "{}",
+  ];
+}

@@ -6,7 +6,7 @@ import { tallyCampaignRows } from "../../src/analysis/campaign-one-pass.js";
 import { roleCoder } from "../../src/analysis/campaign-row-pass.js";
 import { type CampaignTally, mergePart, toPart } from "../../src/analysis/campaign-tally.js";
 import { U64Map } from "../../src/analysis/hash-table.js";
-import { HEADER, toCsv } from "./campaign-fixture.js";
+import { eventRow, HEADER, toCsv } from "./campaign-fixture.js";
 
 /**
  * A later round's maps are sized from the largest round of its kind so far (few regrowths when a
@@ -27,21 +27,8 @@ function roundRows(task: string, scheduled: string, users: number): string[][] {
   const rows: string[][] = [];
   for (let u = 0; u < users; u++) {
     const user = `${task}-user-${u}`;
-    const row = (event: string, at: string): string[] => [
-      task,
-      scheduled,
-      "그룹A",
-      event,
-      "",
-      user,
-      at,
-      "app_push",
-      "",
-      "",
-      "{}",
-      "{}",
-      "{}",
-    ];
+    const row = (event: string, at: string): string[] =>
+      eventRow({ task, scheduled, group: "그룹A", event, platformUserId: user, at });
     rows.push(row("message_sent", scheduled), row("message_received", scheduled));
     if (u % 2 === 0) rows.push(row("push_opened", scheduled));
   }
