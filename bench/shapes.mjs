@@ -169,7 +169,7 @@ const SHAPES = [
     sends: SENDS,
     shape: { order: "time", platformIds: "hex24", customerIds: "empty" },
   },
-  // Not the sandbox's rounds, which are alike: one large send, then 999 small follow-ups.
+  // Not the sandbox's rounds, which are alike: one large send, then 119 small follow-ups.
   { name: "one large round, 119 small", sends: SENDS, uneven: true },
   ...(process.env.BENCH_SKIP_BIG === "1"
     ? []
@@ -205,6 +205,15 @@ const exists = (path) =>
     () => true,
     () => false,
   );
+
+/** A repeatable stream of 32-bit words (a linear congruential generator): the files' contents. */
+function words(seed) {
+  let state = seed;
+  return () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state;
+  };
+}
 
 /** The huge campaign's first rounds holding at most `sends` sends (the sandbox's selection). */
 function roundsUpTo(world, sends) {
@@ -259,11 +268,7 @@ async function unevenFile(dir, sends) {
   const made = { path, sends: Math.floor(sends * 0.9) + small * perSmall, rounds: 1 + small };
   if (await exists(path)) return made;
   const { CAMPAIGN_CSV_COLUMNS } = await import(join(dist, "api", "csv-columns.js"));
-  let seed = 11;
-  const next = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed;
-  };
+  const next = words(11);
   const hex = () => [next(), next(), next()].map((w) => w.toString(16).padStart(8, "0")).join("");
   const out = createWriteStream(`${path}.part`);
   const write = (text) =>
@@ -310,11 +315,8 @@ async function scenarioFile(dir, nodes, days) {
   const channels = ["앱푸시", "알림톡", "친구톡", "브랜드 메시지", "SMS", "RCS", "이메일"];
   const branches = ["", "A", "B", "B·A", "B·B"];
   const first = Date.parse("2023-06-15T00:00:00Z");
-  let seed = 7;
-  const next = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed / 2 ** 32;
-  };
+  const word = words(7);
+  const next = () => word() / 2 ** 32;
   // Counts and ratios as the sandbox derives them (ratios recomputed, long decimals in the XML).
   const metrics = (volume) => {
     const sends = Math.max(1, Math.round(volume * (0.6 + 0.8 * next())));
@@ -387,6 +389,11 @@ try {
   );
   const only = process.env.BENCH_ONLY;
   const shapes = SHAPES.filter((s) => only === undefined || s.name.includes(only));
+  if (shapes.length === 0) {
+    throw new Error(
+      `BENCH_ONLY=${only} names no shape; shapes: ${SHAPES.map((s) => s.name).join("; ")}.`,
+    );
+  }
   for (const shape of process.env.BENCH_SCENARIO_ONLY === "1" ? [] : shapes) {
     const made = shape.uneven
       ? await unevenFile(workDir, shape.sends)

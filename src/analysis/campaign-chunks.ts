@@ -93,9 +93,11 @@ export async function readChunks(
       try {
         end = await reader.read(job.bounds[k] as number, job.bounds[k + 1] as number);
       } catch (error) {
+        // Chunk 0's line numbers are the file's, and a cancel is a cancel: those are thrown. A
+        // problem in a later chunk is read again in one pass, for its true line number.
         const exact = k === 0 || (error instanceof AnalysisError && error.code === "aborted");
-        if (exact || !(error instanceof AnalysisError || error instanceof NeedsOnePass))
-          throw error;
+        const readAgain = error instanceof AnalysisError || error instanceof NeedsOnePass;
+        if (exact || !readAgain) throw error;
         takeNoMore(job.claim);
         return undefined;
       }

@@ -178,6 +178,8 @@ export function eventRow(row: {
   platformUserId?: string;
   at: string;
   channel?: string;
+  errorCode?: string;
+  errorMessage?: string;
 }): string[] {
   return [
     row.task,
@@ -188,8 +190,8 @@ export function eventRow(row: {
     row.platformUserId ?? "",
     row.at,
     row.channel ?? "app_push",
-    "",
-    "",
+    row.errorCode ?? "",
+    row.errorMessage ?? "",
     "{}",
     "{}",
     "{}",

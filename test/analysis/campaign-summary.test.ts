@@ -9,7 +9,7 @@ import {
   summarizeFile,
 } from "../../src/analysis/index.js";
 import type { CampaignSummary } from "../../src/analysis/schemas.js";
-import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
+import { campaignRows, eventRow, HEADER, toCsv } from "./campaign-fixture.js";
 
 type Row = Record<string, string>;
 
@@ -281,21 +281,17 @@ describe("summarizeFile on a campaign CSV", () => {
 
 describe("error codes past the cap", () => {
   it("counts each kept code on every row and the rest under (other codes), whatever the cache holds", async () => {
-    const row = (code: string) => [
-      "tsk_1",
-      "2024-05-21 12:00:00",
-      "그룹A",
-      "message_failed",
-      "",
-      "u1",
-      "2024-05-21 12:01:00",
-      "app_push",
-      code,
-      "failed",
-      "{}",
-      "{}",
-      "{}",
-    ];
+    const row = (code: string) =>
+      eventRow({
+        task: "tsk_1",
+        scheduled: "2024-05-21 12:00:00",
+        group: "그룹A",
+        event: "message_failed",
+        platformUserId: "u1",
+        at: "2024-05-21 12:01:00",
+        errorCode: code,
+        errorMessage: "failed",
+      });
     // 1,000 codes fill the cap; E1000 and E1001 come after it, E0 and a quoted E5 again later.
     const rows = Array.from({ length: 1000 }, (_, k) => row(`E${k}`));
     rows.push(row("E1000"), row("E1001"), row("E0"), row("E1001"), row("E0"), row("E1001"));
