@@ -30,7 +30,7 @@ const result = await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: ["node20"],
+  target: ["node22"],
   outdir: dist,
   outbase: dist,
   entryNames: "[dir]/[name]",

@@ -47,6 +47,10 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
   const timeouts = withDefaults(DEFAULT_TIMEOUTS, options.timeouts);
   const policy: RetryPolicy = withDefaults(DEFAULT_RETRY_POLICY, options.retry);
   const dispatcher = new Agent({
+    // HTTP/1.1 only, as before undici 8 made HTTP/2 its default: a download's backpressure and a
+    // body the host closes while it is paused (nodejs/undici#5474) are what the tests prove, over
+    // plain-http loopback, where HTTP/2 is never negotiated.
+    allowH2: false,
     connect: { timeout: timeouts.connectMs },
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.bodyMs,
