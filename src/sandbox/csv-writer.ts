@@ -1,8 +1,8 @@
 import { open } from "node:fs/promises";
-import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
 import { writeInTimeOrder } from "./csv-order.js";
 import { type CsvShape, customerIdSpeller, platformIdSpeller } from "./csv-shape.js";
 import { CsvSink } from "./csv-sink.js";
+import { CSV_COLUMNS } from "./spec.js";
 import { DAY_MS, dayToDate } from "./world/time.js";
 import type { CampaignRow, SandboxRound, SandboxTask, World } from "./world/types.js";
 
@@ -94,7 +94,7 @@ export async function writeCampaignCsv(
   const lineOf = lineFormatter(time, shape);
   let rows = 0;
   try {
-    await sink.put(`${CAMPAIGN_CSV_COLUMNS.join(",")}${EOL}`);
+    await sink.put(`${CSV_COLUMNS.join(",")}${EOL}`);
     const order = shape.order ?? "rounds";
     if (order === "rounds") {
       for (const { task, round } of rounds) {

@@ -1,12 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { DOWNLOAD_URL_VALIDITY_HOURS } from "../api/limits.js";
+import { DOWNLOAD_URL_HOURS } from "./spec.js";
 
 /**
  * Pre-signed download URLs served by the sandbox itself, like a storage host's signed links:
  * `/downloads/<jobId>?expires=<epoch seconds>&signature=<hex HMAC-SHA256(jobId.expires)>`, keyed
  * by a secret made per run. No Authorization header is needed (nor accepted as a substitute).
  */
-export const DOWNLOAD_URL_VALIDITY_MS = DOWNLOAD_URL_VALIDITY_HOURS * 60 * 60 * 1000;
+export const DOWNLOAD_URL_VALIDITY_MS = DOWNLOAD_URL_HOURS * 60 * 60 * 1000;
 export const DOWNLOAD_PATH_PREFIX = "/downloads/";
 
 export type SignatureCheck = "ok" | "bad_signature" | "expired";

@@ -1,13 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  EXPORT_CREATE_LIMIT,
-  EXPORT_CREATE_WINDOW_SECONDS,
-  EXPORT_MAX_ROUNDS,
-  EXPORT_MAX_SENDS,
-} from "../api/limits.js";
-import { EXPORT_TYPES, type ExportStatus, type ExportType } from "../api/schemas.js";
 import type { SandboxClock } from "./clock.js";
 import type { CsvShape } from "./csv-shape.js";
 import { exportRange } from "./dates.js";
@@ -17,6 +10,15 @@ import { errorReply, type JsonReply } from "./http-util.js";
 import { createProduction } from "./job-production.js";
 import { type JobRecord, type JobRecords, memoryJobRecords } from "./job-records.js";
 import { createSlidingWindowLimiter } from "./rate-limit.js";
+import {
+  CREATE_LIMIT,
+  CREATE_WINDOW_SECONDS,
+  EXPORT_TYPES,
+  type ExportStatus,
+  type ExportType,
+  MAX_ROUNDS_PER_EXPORT,
+  MAX_SENDS_PER_EXPORT,
+} from "./spec.js";
 import { isoUtc } from "./world/time.js";
 import type { World } from "./world/types.js";
 
@@ -54,10 +56,7 @@ export function createExportJobs(options: ExportJobsOptions) {
   const paceMs = Math.max(0, options.jobSeconds) * 1000;
   const records = options.records ?? memoryJobRecords();
   // Per process, as a front end of the service counts: not shared through the records.
-  const limiter = createSlidingWindowLimiter(
-    EXPORT_CREATE_LIMIT,
-    EXPORT_CREATE_WINDOW_SECONDS * 1000,
-  );
+  const limiter = createSlidingWindowLimiter(CREATE_LIMIT, CREATE_WINDOW_SECONDS * 1000);
   const production = createProduction({
     world,
     clock,
@@ -82,10 +81,10 @@ export function createExportJobs(options: ExportJobsOptions) {
     }
     const { fromMs, toMs } = exportRange(dates.from, dates.to);
     const selection = selectRounds(campaign, fromMs, toMs);
-    if (selection.sends > EXPORT_MAX_SENDS || selection.rounds.length > EXPORT_MAX_ROUNDS) {
+    if (selection.sends > MAX_SENDS_PER_EXPORT || selection.rounds.length > MAX_ROUNDS_PER_EXPORT) {
       return errorReply(
         400,
-        `The range holds ${selection.sends} sends in ${selection.rounds.length} rounds; at most ${EXPORT_MAX_SENDS} sends and ${EXPORT_MAX_ROUNDS} rounds per job. Narrow the period and split into several jobs.`,
+        `The range holds ${selection.sends} sends in ${selection.rounds.length} rounds; at most ${MAX_SENDS_PER_EXPORT} sends and ${MAX_ROUNDS_PER_EXPORT} rounds per job. Narrow the period and split into several jobs.`,
         "LimitExceeded",
       );
     }
@@ -136,7 +135,7 @@ export function createExportJobs(options: ExportJobsOptions) {
     if (decision.ok) return undefined;
     return errorReply(
       429,
-      `Export job creation is limited to ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes; retry after ${decision.retryAfterSeconds} seconds.`,
+      `Export job creation is limited to ${CREATE_LIMIT} per ${CREATE_WINDOW_SECONDS / 60} minutes; retry after ${decision.retryAfterSeconds} seconds.`,
       undefined,
       { "Retry-After": String(decision.retryAfterSeconds) },
     );

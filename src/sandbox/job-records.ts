@@ -1,11 +1,11 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { EXPORT_TYPES } from "../api/schemas.js";
 import { writeFileAtomic } from "../ledger/atomic-file.js";
 import { withFileLock } from "../ledger/file-lock.js";
 import { log } from "../log.js";
 import { sweepOrphanTempFiles } from "../orphan-files.js";
+import { EXPORT_TYPES } from "./spec.js";
 
 /**
  * What the sandbox remembers of one export job: everything needed to answer for it, and to

@@ -1,12 +1,11 @@
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import { SCHEDULE_TYPES, type ScheduleType } from "../api/schemas.js";
 import { metricsWindow, parseMoment } from "./dates.js";
 import { errorReply, type JsonReply } from "./http-util.js";
+import { METRICS_WINDOW_DAYS, SCHEDULE_TYPES, type ScheduleType } from "./spec.js";
 import { KST } from "./world/time.js";
 import type { World } from "./world/types.js";
 
 /** Spec 8: the longest window between task_from and task_to (after reading both as instants). */
-const MAX_METRICS_WINDOW_MS = MAX_METRICS_WINDOW_DAYS * 24 * 60 * 60 * 1000;
+const MAX_METRICS_WINDOW_MS = METRICS_WINDOW_DAYS * 24 * 60 * 60 * 1000;
 
 /**
  * Spec 4.4. Its error statuses are not shown; they follow the export endpoints' style: 400
@@ -39,7 +38,7 @@ export function campaignMetrics(world: World, query: URLSearchParams): JsonReply
   if (toMs - fromMs > MAX_METRICS_WINDOW_MS) {
     return errorReply(
       400,
-      `The window between task_from and task_to is over ${MAX_METRICS_WINDOW_DAYS} days; split it into several queries.`,
+      `The window between task_from and task_to is over ${METRICS_WINDOW_DAYS} days; split it into several queries.`,
       "InvalidParameter",
     );
   }

@@ -1,5 +1,5 @@
-import { recommendRequestSchema } from "../api/schemas.js";
 import { errorReply, type JsonReply, parseJsonObject } from "./http-util.js";
+import { RECOMMEND_LIMIT, type RecommendBody } from "./spec.js";
 import type { World } from "./world/types.js";
 
 /**
@@ -15,13 +15,9 @@ export function recommend(
 ): JsonReply {
   const body = bodyText.trim() === "" ? {} : parseJsonObject(bodyText);
   if (body === undefined) return errorReply(400, "The request body must be a JSON object");
-  const parsed = recommendRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? "body" : issue.path.join(".");
-    return errorReply(400, `Invalid ${where}: ${issue?.message ?? "invalid value"}`);
-  }
-  const outcome = world.recommend(slotKey, parsed.data, sinceStartMs);
+  const read = readRecommendBody(body);
+  if (typeof read === "string") return errorReply(400, read);
+  const outcome = world.recommend(slotKey, read, sinceStartMs);
   switch (outcome.status) {
     case 200:
       return { status: 200, body: { item_ids: outcome.item_ids, metadata: outcome.metadata } };
@@ -33,4 +29,42 @@ export function recommend(
         "The recommendation candidate cache is not ready yet; retry after a short wait.",
       );
   }
+}
+
+const TEXT_FIELDS = ["platform_user_id", "category_id", "brand_id"] as const;
+
+/** Section 2.1, field by field; the message names the first field that breaks its rule. */
+function readRecommendBody(body: Record<string, unknown>): RecommendBody | string {
+  const read: RecommendBody = {};
+  for (const field of TEXT_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || value === "") {
+      return `Invalid ${field}: expected a non-empty string`;
+    }
+    read[field] = value;
+  }
+  const itemIds = body.item_ids;
+  if (itemIds !== undefined) {
+    if (!Array.isArray(itemIds)) return "Invalid item_ids: expected an array of strings";
+    const bad = itemIds.findIndex((id) => typeof id !== "string" || id === "");
+    if (bad >= 0) return `Invalid item_ids.${bad}: expected a non-empty string`;
+    read.item_ids = itemIds as string[];
+  }
+  const { limit, offset } = body;
+  if (limit !== undefined) {
+    if (!Number.isInteger(limit)) return "Invalid limit: expected an integer";
+    const n = limit as number;
+    if (n < RECOMMEND_LIMIT.min || n > RECOMMEND_LIMIT.max) {
+      return `Invalid limit: must be between ${RECOMMEND_LIMIT.min} and ${RECOMMEND_LIMIT.max}`;
+    }
+    read.limit = n;
+  }
+  if (offset !== undefined) {
+    if (!Number.isInteger(offset) || (offset as number) < 0) {
+      return "Invalid offset: expected an integer of 0 or more";
+    }
+    read.offset = offset as number;
+  }
+  return read;
 }

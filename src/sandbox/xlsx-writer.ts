@@ -1,4 +1,4 @@
-import { SCENARIO_METRIC_COLUMNS, SCENARIO_SUMMARY_LEAD_COLUMNS } from "../api/schemas.js";
+import { METRIC_COLUMNS, SUMMARY_LEAD_COLUMNS } from "./spec.js";
 import type { ScenarioNode, ScenarioNodeReport } from "./world/types.js";
 import { type WritableSheet, writeXlsx } from "./xlsx-file.js";
 
@@ -41,13 +41,13 @@ export async function writeScenarioXlsx(
     {
       name: SUMMARY_SHEET_NAME,
       rows: [
-        [...SCENARIO_SUMMARY_LEAD_COLUMNS, ...SCENARIO_METRIC_COLUMNS],
+        [...SUMMARY_LEAD_COLUMNS, ...METRIC_COLUMNS],
         ...reports.map(({ node, summary: totals }) => [
           node.number,
           node.channel,
           node.branch,
           node.node_id,
-          ...SCENARIO_METRIC_COLUMNS.map((column) => totals[column]),
+          ...METRIC_COLUMNS.map((column) => totals[column]),
         ]),
       ],
     },
@@ -60,8 +60,8 @@ export async function writeScenarioXlsx(
       rows: [
         [`${name} 일별 성과 (${period})`],
         [node.node_id],
-        ["날짜", ...SCENARIO_METRIC_COLUMNS],
-        ...days.map((day) => [day.date, ...SCENARIO_METRIC_COLUMNS.map((c) => day.metrics[c])]),
+        ["날짜", ...METRIC_COLUMNS],
+        ...days.map((day) => [day.date, ...METRIC_COLUMNS.map((c) => day.metrics[c])]),
       ],
     });
   }

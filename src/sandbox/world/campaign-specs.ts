@@ -1,4 +1,4 @@
-import type { ScheduleType } from "../../api/schemas.js";
+import type { ScheduleType } from "../spec.js";
 import type { CampaignRole, Channel, SandboxCampaign } from "./types.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { MetricsResponse, MetricsTask, ScheduleType } from "../../api/schemas.js";
+import type { MetricsResponse, MetricsTask, ScheduleType } from "../spec.js";
 import { createBehaviour } from "./behaviour.js";
 import { conversionWindowMs, createCampaigns } from "./campaigns.js";
 import { createCatalog } from "./catalog.js";

@@ -1,4 +1,4 @@
-import type { MetricsTask } from "../../api/schemas.js";
+import type { MetricsTask } from "../spec.js";
 import {
   isKrw,
   K_CONVERSION,

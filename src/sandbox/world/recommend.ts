@@ -1,4 +1,4 @@
-import type { RecommendRequest } from "../../api/schemas.js";
+import type { RecommendBody } from "../spec.js";
 import { ACTION_PURCHASE, type Behaviour } from "./behaviour.js";
 import { DAY_MS } from "./time.js";
 import type { Product, RecommendOutcome, SandboxSlot, SlotKind } from "./types.js";
@@ -57,7 +57,7 @@ export class Recommender {
     this.popularOrder = this.rank(behaviour.popularity, new Set(), true);
   }
 
-  recommend(slotKey: string, request: RecommendRequest, sinceStartMs: number): RecommendOutcome {
+  recommend(slotKey: string, request: RecommendBody, sinceStartMs: number): RecommendOutcome {
     const slot = SLOTS.find((s) => s.key === slotKey);
     if (slot === undefined || slot.state !== "active") return { status: 404 };
     if (sinceStartMs < slot.warmupMs) return { status: 412 };

@@ -1,4 +1,4 @@
-import type { ScenarioMetricColumn } from "../../api/schemas.js";
+import type { MetricColumn } from "../spec.js";
 import { CHANNEL_PROFILES } from "./channels.js";
 import { hash2, hash3, hashString, hex8, Rng } from "./random.js";
 import { dateToDay, dayToDate, kstDayNumber } from "./time.js";
@@ -241,7 +241,7 @@ function withRatios(c: Counts): ScenarioMetrics {
 
 /** Counts summed over the days; ratios recomputed from the sums, never averaged. */
 function summarize(days: readonly ScenarioDay[]): ScenarioMetrics {
-  const sum = (column: ScenarioMetricColumn): number =>
+  const sum = (column: MetricColumn): number =>
     days.reduce((total, day) => total + day.metrics[column], 0);
   return withRatios({
     sends: sum("발송 수(건)"),

@@ -1,10 +1,10 @@
 import type {
+  MetricColumn,
   MetricsResponse,
   MetricsTask,
-  RecommendRequest,
-  ScenarioMetricColumn,
+  RecommendBody,
   ScheduleType,
-} from "../../api/schemas.js";
+} from "../spec.js";
 
 /**
  * The sandbox's synthetic world: everything the service would know about one application.
@@ -107,7 +107,7 @@ export interface ScenarioNode {
   node_id: string;
 }
 
-export type ScenarioMetrics = Record<ScenarioMetricColumn, number>;
+export type ScenarioMetrics = Record<MetricColumn, number>;
 
 export interface ScenarioDay {
   /** `YYYY-MM-DD` in the application's time zone. */
@@ -184,5 +184,5 @@ export interface World {
   scenarioReport(scenario: SandboxScenario, fromDate: string, toDate: string): ScenarioNodeReport[];
 
   /** Recommend for a slot; `sinceStartMs` is the time since the sandbox started (cache warm-up). */
-  recommend(slotKey: string, request: RecommendRequest, sinceStartMs: number): RecommendOutcome;
+  recommend(slotKey: string, request: RecommendBody, sinceStartMs: number): RecommendOutcome;
 }
