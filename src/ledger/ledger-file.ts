@@ -7,7 +7,7 @@ import type { LedgerEntry } from "./store.js";
 export interface LedgerFile {
   version: 1;
   jobs: LedgerEntry[];
-  /** Epoch ms of create calls that may have reached the service (for the local budget). */
+  /** Epoch ms of creations the service accepted or may have (for the local budget, budget.ts). */
   create_calls: number[];
   /** Epoch ms until which the service told us (429 Retry-After) not to create. */
   rate_limited_until?: number | undefined;

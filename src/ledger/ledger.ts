@@ -12,6 +12,7 @@ import { withFileLock } from "./file-lock.js";
 import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
 import {
   type CreateReservation,
+  type GrantedReservation,
   type LedgerEntry,
   type LedgerStore,
   pickReusable,
@@ -136,10 +137,19 @@ export class JobLedger implements LedgerStore {
       reservation = {
         reserved: true,
         status: budgetStatus(file.create_calls, file.rate_limited_until, this.budget, at),
+        at,
       };
     });
     if (reservation === undefined) throw new Error("ledger reservation did not run");
     return reservation;
+  }
+
+  /** Removes the reservation's stamp (one of them, should two calls share a millisecond). */
+  async refundCreate(reservation: GrantedReservation): Promise<void> {
+    await this.mutate((file) => {
+      const index = file.create_calls.indexOf(reservation.at);
+      if (index >= 0) file.create_calls.splice(index, 1);
+    });
   }
 
   async claimCreate(requestKey: string, owner: ClaimOwner): Promise<ClaimResult> {

@@ -8,6 +8,7 @@ import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";
 import {
   type CreateReservation,
+  type GrantedReservation,
   type LedgerEntry,
   type LedgerStore,
   pickReusable,
@@ -147,7 +148,26 @@ export class PostgresLedger implements LedgerStore {
         this.scope,
         at,
       ]);
-      return { reserved: true, status: budgetStatus([...times, at], until, this.budget, at) };
+      return {
+        reserved: true,
+        status: budgetStatus([...times, at], until, this.budget, at),
+        at,
+      };
+    });
+  }
+
+  async refundCreate(reservation: GrantedReservation): Promise<void> {
+    await this.transaction(async (client) => {
+      // Queued on the budget row like reservations, so a refund and a reservation never
+      // interleave; one row of the stamp goes (two calls may share a millisecond).
+      await client.query("SELECT 1 FROM crm_export_budget WHERE scope = $1 FOR UPDATE", [
+        this.scope,
+      ]);
+      await client.query(
+        `DELETE FROM crm_export_create_calls WHERE ctid = (
+           SELECT ctid FROM crm_export_create_calls WHERE scope = $1 AND at = $2 LIMIT 1)`,
+        [this.scope, reservation.at],
+      );
     });
   }
 

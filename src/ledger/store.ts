@@ -33,6 +33,12 @@ export interface LedgerStore {
    */
   reserveCreate(): Promise<CreateReservation>;
   /**
+   * Gives a reservation's slot back: the service refused that creation with a definitive answer,
+   * so it did not count it (see budget.ts). Every process sharing the store sees the slot free
+   * again. Call it once per reservation; one that has left the window meanwhile changes nothing.
+   */
+  refundCreate(reservation: GrantedReservation): Promise<void>;
+  /**
    * Claims the creation of the job for `requestKey` (create-claims.ts) in one atomic step for
    * every process sharing the store: granted when nobody holds it, when `owner` already does,
    * or when the holder's claim was abandoned; otherwise the holder is returned.
@@ -114,9 +120,18 @@ export interface ReuseOptions {
   rangeEndsAt?: number | undefined;
 }
 
-export interface CreateReservation {
-  /** False when the budget refused; nothing was recorded. */
-  reserved: boolean;
+/** What reserveCreate answers: a slot taken, or the budget's refusal (nothing was recorded). */
+export type CreateReservation = GrantedReservation | RefusedReservation;
+
+export interface GrantedReservation {
+  reserved: true;
+  status: BudgetStatus;
+  /** The creation's stamp in the budget (epoch ms): the slot refundCreate gives back. */
+  at: number;
+}
+
+export interface RefusedReservation {
+  reserved: false;
   status: BudgetStatus;
 }
 

@@ -187,6 +187,51 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       expect((await store.reserveCreate()).reserved).toBe(true);
     });
 
+    it("gives a refused creation's slot back to every opener, one stamp per refund", async () => {
+      let now = Date.parse("2026-01-01T00:00:00Z");
+      const alice = open(() => now, { count: 2, windowSeconds: 60 });
+      const bob = open(() => now, { count: 2, windowSeconds: 60 });
+      const first = await alice.reserveCreate();
+      // Two creations stamped in the same millisecond: a refund gives back one of them only.
+      const second = await bob.reserveCreate();
+      if (!first.reserved || !second.reserved) throw new Error("both should be reserved");
+      expect(second.at).toBe(first.at);
+      expect((await bob.reserveCreate()).reserved).toBe(false);
+      await alice.refundCreate(first);
+      const status = await bob.budgetStatus();
+      expect(status.used).toBe(1);
+      expect(status.allowed).toBe(true);
+      now += 10_000;
+      const third = await bob.reserveCreate();
+      expect(third.reserved).toBe(true);
+      expect((await alice.reserveCreate()).reserved).toBe(false);
+      // A slot that has left the window meanwhile: nothing else is taken back with it.
+      now += 50_001;
+      await alice.refundCreate(second);
+      expect((await alice.budgetStatus()).used).toBe(1);
+    });
+
+    it("never overdraws the budget when refunds and reservations of several openers interleave", async () => {
+      const now = Date.parse("2026-01-01T00:00:00Z");
+      const stores = [open(() => now), open(() => now), open(() => now)];
+      const held = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => stores[i % 3]?.reserveCreate()),
+      );
+      const granted = held.filter((r) => r?.reserved === true);
+      expect(granted).toHaveLength(10);
+      const racing = await Promise.all([
+        ...granted.slice(0, 4).map((r, i) => stores[i % 3]?.refundCreate(r)),
+        ...Array.from({ length: 8 }, (_, i) => stores[(i + 1) % 3]?.reserveCreate()),
+      ]);
+      const won = racing.filter((r) => r !== undefined && r.reserved).length;
+      expect(won).toBeLessThanOrEqual(4);
+      expect((await stores[0]?.budgetStatus())?.used).toBe(6 + won);
+      let more = 0;
+      while ((await stores[2]?.reserveCreate())?.reserved === true) more += 1;
+      expect(won + more).toBe(4);
+      expect((await stores[1]?.budgetStatus())?.used).toBe(10);
+    });
+
     it("holds back creations while the service's 429 lasts", async () => {
       let now = Date.parse("2026-01-01T00:00:00Z");
       const store = open(() => now);
