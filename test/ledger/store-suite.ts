@@ -219,11 +219,11 @@ export function describeLedgerStore(name: string, fixture: StoreFixture): void {
       );
       const granted = held.filter((r) => r?.reserved === true);
       expect(granted).toHaveLength(10);
-      const racing = await Promise.all([
-        ...granted.slice(0, 4).map((r, i) => stores[i % 3]?.refundCreate(r)),
-        ...Array.from({ length: 8 }, (_, i) => stores[(i + 1) % 3]?.reserveCreate()),
+      const [, racing] = await Promise.all([
+        Promise.all(granted.slice(0, 4).map((r, i) => stores[i % 3]?.refundCreate(r))),
+        Promise.all(Array.from({ length: 8 }, (_, i) => stores[(i + 1) % 3]?.reserveCreate())),
       ]);
-      const won = racing.filter((r) => r !== undefined && r.reserved).length;
+      const won = racing.filter((r) => r?.reserved).length;
       expect(won).toBeLessThanOrEqual(4);
       expect((await stores[0]?.budgetStatus())?.used).toBe(6 + won);
       let more = 0;
