@@ -3,6 +3,7 @@ import { readRange } from "./campaign-read.js";
 import { rowHandler } from "./campaign-row-pass.js";
 import { type CampaignTally, newTally, settleTally } from "./campaign-tally.js";
 import { AnalysisError } from "./errors.js";
+import { conversionTypeOf } from "./event-roles.js";
 
 /** One thread reading the whole campaign CSV, and the checks made once the end is reached. */
 
@@ -19,7 +20,7 @@ export async function tallyCampaignRows(
   bytes: number,
   options: TallyOptions = {},
 ): Promise<CampaignTally> {
-  const conversionType = options.conversionEventType?.trim() || undefined;
+  const conversionType = conversionTypeOf(options.conversionEventType);
   const t = newTally(bytes);
   const end = await readRange(
     path,

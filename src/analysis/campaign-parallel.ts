@@ -15,6 +15,7 @@ import {
 } from "./campaign-tally.js";
 import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
+import { conversionTypeOf } from "./event-roles.js";
 
 /**
  * One campaign CSV read by several threads: the file is cut into byte ranges ("chunks"), which
@@ -159,7 +160,7 @@ export async function tallyInParallel(
   bytes: number,
   options: ParallelOptions,
 ): Promise<CampaignTally | undefined> {
-  const conversionType = options.conversionEventType?.trim() || undefined;
+  const conversionType = conversionTypeOf(options.conversionEventType);
   const cuts = options.cutAt ?? chunkCuts(bytes, options.threads);
   const starts = await rangeStarts(path, bytes, cuts);
   if (starts.length === 0) return undefined;

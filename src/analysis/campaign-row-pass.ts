@@ -177,10 +177,10 @@ export function rowHandler(
     const lo = hash[1] as number;
 
     switch (role) {
-      case 0: // send
-      case 1: // receipt
+      case 0: // sent
+      case 1: // received
       case 2: {
-        // failure
+        // failed
         const channel = channels.lookup(rec, COL.channel);
         if (round.lastChannel !== channel.id) {
           round.lastChannel = channel.id;

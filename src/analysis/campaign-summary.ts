@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { tallyCampaignRows } from "./campaign-one-pass.js";
 import { tallyInParallel } from "./campaign-parallel.js";
 import { campaignResult } from "./campaign-result.js";
+import { conversionTypeOf } from "./event-roles.js";
 import type { CampaignSummary } from "./schemas.js";
 
 /**
@@ -46,7 +47,7 @@ export async function summarizeCampaignCsv(
   return campaignResult(tally, {
     path,
     bytes,
-    conversionType: options.conversionEventType?.trim() || undefined,
+    conversionType: conversionTypeOf(options.conversionEventType),
     timeZone: options.timeZone ?? "Asia/Seoul",
   });
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ROLES } from "./event-roles.js";
 
 /**
  * Output schemas of the summaries: the `structuredContent` of `summarize_export` and the JSON of
@@ -92,16 +93,7 @@ export const campaignSummaryOutputSchema = z.object({
     z.object({
       event_type: z.string(),
       count: z.number().int(),
-      role: z.enum([
-        "send",
-        "receipt",
-        "failure",
-        "control",
-        "open",
-        "click",
-        "conversion",
-        "other",
-      ]),
+      role: z.enum(ROLES).describe("query_export's event_role of the type's rows"),
     }),
   ),
   conversion_event_type: z.object({
