@@ -12,6 +12,7 @@ import { operationLabel } from "../api/to-api-error.js";
 import { CatalogError } from "../catalog.js";
 import { clipEchoes } from "../clip.js";
 import { ConfigError } from "../config.js";
+import { ExportFileError } from "../files/export-path.js";
 import { callHint } from "../format.js";
 import { QueryError } from "../query/errors.js";
 import { redact } from "../redact.js";
@@ -49,7 +50,8 @@ function describe(error: unknown): string {
     error instanceof ExportJobLostError ||
     error instanceof ExportNotReadyError ||
     error instanceof AnalysisError ||
-    error instanceof QueryError
+    error instanceof QueryError ||
+    error instanceof ExportFileError
   ) {
     return error.message;
   }

@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
 import { exportsFolder } from "../files/data-folder.js";
+import { checkExportFile } from "../files/export-path.js";
 import { withFilesInUse } from "../files/in-use.js";
 import { formatBytes } from "../format.js";
 import { describeExports, type ExportDescription } from "../query/describe.js";
@@ -77,6 +78,8 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
       chosen.push({ path: await exportFilePath(runtime, jobId, call, "query_export"), jobId });
     }
     for (const file of files) chosen.push({ path: absoluteFile(file, "files"), jobId: null });
+    // The data-folder rule summarize_export keeps too, checked before a byte of a file is read.
+    for (const { path } of chosen) await checkExportFile(path, runtime.dataFolder);
     const base = {
       files: chosen,
       limits: runtime.config.query,

@@ -6,6 +6,7 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
+import { checkExportFile } from "../files/export-path.js";
 import { withFileInUse } from "../files/in-use.js";
 import { formatBytes } from "../format.js";
 import { writeReportFile } from "../report/files.js";
@@ -22,7 +23,7 @@ const inputSchema = z.strictObject({
   file: z
     .string()
     .optional()
-    .describe("Absolute path of a .csv or .xlsx export (file_path of check_export)."),
+    .describe("Absolute path of an export in the data folder (file_path of check_export)."),
   conversion_event_type: z
     .string()
     .optional()
@@ -86,10 +87,12 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
         "Give exactly one of job_id (from start_export or check_export) or file (a local .csv/.xlsx path).",
       );
     }
-    const path =
+    const given =
       jobId === undefined
         ? absoluteFile(file as string)
         : await exportFilePath(runtime, jobId, call, "summarize_export");
+    // The data-folder rule query_export keeps too, checked before a byte of the file is read.
+    const { path } = await checkExportFile(given, runtime.dataFolder);
     // Marked in use: the retention sweep must not remove the file while it is being read.
     const result = await withFileInUse(path, () =>
       summarizeFile(path, {

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
@@ -29,7 +28,6 @@ const VIEW_URI = "ui://crm-insights/report.html";
 const APP_MIME = "text/html;profile=mcp-app";
 
 let h: Harness;
-let dir: string;
 let csv: string;
 let browser: Browser;
 let server: PageServer;
@@ -38,8 +36,8 @@ let closeAppServer: () => Promise<void>;
 
 beforeAll(async () => {
   h = await startHarness();
-  dir = await mkdtemp(join(tmpdir(), "report-app-"));
-  csv = await writeCampaignCsv(dir);
+  // In the data folder: the tools read no file outside it.
+  csv = await writeCampaignCsv(h.dataDir);
   // A second client on the same server config that says it renders MCP Apps.
   const built = createServer(h.config, { now: sandboxClock().now });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -63,7 +61,6 @@ afterAll(async () => {
   await server?.close();
   await closeAppServer?.();
   await h?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
 describe("the report as an MCP App", () => {

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../tools/harness.js";
@@ -8,17 +7,15 @@ import { writeCampaignCsv } from "./fixtures.js";
 /** summarize_export with report: true writes the HTML report and links it as a resource. */
 
 let h: Harness;
-let dir: string;
 let csv: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  dir = await mkdtemp(join(tmpdir(), "report-file-"));
-  csv = await writeCampaignCsv(dir);
+  // In the data folder: the tools read no file outside it.
+  csv = await writeCampaignCsv(h.dataDir);
 });
 afterAll(async () => {
   await h?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
 describe("summarize_export report: true", () => {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
@@ -127,11 +127,16 @@ describe("query_export over MCP", () => {
   });
 
   it("refuses a file outside the data folder and a relative path", async () => {
-    const outside = join(tmpdir(), `query-outside-${process.pid}.csv`);
-    await writeFile(outside, toCsv(campaignRows(1, 5)));
-    const r = await h.call("query_export", { files: [outside], sql: "SELECT 1" });
-    expect(r.isError).toBe(true);
-    expect(r.text).toContain("outside the data folder");
+    const folder = await mkdtemp(join(tmpdir(), "query-outside-"));
+    try {
+      const outside = join(folder, "campaign.csv");
+      await writeFile(outside, toCsv(campaignRows(1, 5)));
+      const r = await h.call("query_export", { files: [outside], sql: "SELECT 1" });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain("outside the data folder");
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
     const rel = await h.call("query_export", { files: ["exports/a.csv"], sql: "SELECT 1" });
     expect(rel.isError).toBe(true);
     expect(rel.text).toContain("absolute path");

@@ -1,6 +1,6 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import startExport from "../../src/tools/start-export.js";
@@ -45,19 +45,11 @@ describe("summarize_export", () => {
     await expect(summarizeExport.handler({ file: "notexport.csv" }, runtime, call)).rejects.toThrow(
       /file must be an absolute path.*"notexport\.csv" is relative/,
     );
-    const home = await mkdtemp(join(homedir(), ".crm-tilde-"));
-    try {
-      const file = join(home, "campaign.csv");
-      await writeFile(file, toCsv(campaignRows(2, 5)));
-      const out = await summarizeExport.handler(
-        { file: `~/${relative(homedir(), file)}` },
-        runtime,
-        call,
-      );
-      expect(out.structured.file_path).toBe(file);
-    } finally {
-      await rm(home, { recursive: true, force: true });
-    }
+    // The home folder is outside the data folder: the refusal names the expanded path.
+    const expanded = join(homedir(), ".crm-tilde-never-made", "campaign.csv");
+    await expect(
+      summarizeExport.handler({ file: "~/.crm-tilde-never-made/campaign.csv" }, runtime, call),
+    ).rejects.toThrow(`${JSON.stringify(expanded)} is outside the data folder`);
   });
 
   it("asks for exactly one of job_id and file", async () => {
