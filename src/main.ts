@@ -1,52 +1,20 @@
-import { ConfigError, loadConfig } from "./config.js";
-import { dataFolderInUse, exportsFolder } from "./files/data-folder.js";
-import { databasePassword } from "./ledger/postgres-url.js";
-import { log, setLogLevel } from "./log.js";
-import { sweepOrphanTempFiles } from "./orphan-files.js";
-import { registerSecret } from "./redact.js";
+import { loadConfig } from "./config.js";
+import { log } from "./log.js";
+import { readSettings, startServerProcess } from "./startup.js";
 
 /**
  * The MCP server on stdio. Resolves with the exit code once the connection ends (stdin closed,
  * SIGINT or SIGTERM); only MCP messages go to stdout.
  */
 export async function runServer(): Promise<number> {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`crm-insights-mcp: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  setLogLevel(config.logLevel);
-  registerSecret(config.secretKey);
-  registerSecret(config.recommendSecretKey);
-  registerSecret(databasePassword(config.databaseUrl));
-  // Background work (downloads, ledger writes) outlives the tool call that started it; a
-  // rejection nobody awaited must cost that one piece of work, not the assistant's session.
-  process.on("unhandledRejection", (reason) => {
-    log.error("unhandled rejection", {
-      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
-    });
-  });
-
-  const [{ serveStdio }, { createServer, sandboxGuide }, { createRuntime }] = await Promise.all([
+  const config = readSettings(() => loadConfig(process.env));
+  if (config === undefined) return 1;
+  const { runtime, sandboxGuide } = await startServerProcess(config);
+  const [{ serveStdio }, { createServer }] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
     import("./server.js"),
-    import("./tools/runtime.js"),
   ]);
-  // One runtime for the process: serveStdio may build a probe instance before the real one.
-  const runtime = createRuntime(config);
-  // Temporary files of a process that was killed or crashed (a `.part` can be 700 MB): gone at
-  // start, not when the next download happens to begin.
-  const folder = dataFolderInUse(config);
-  void sweepOrphanTempFiles([folder, exportsFolder(folder)]).then((removed) => {
-    if (removed > 0) log.info(`removed ${removed} temporary file(s) a stopped process left behind`);
-  });
-  const guide = runtime.sandbox ? await sandboxGuide(config) : undefined;
-  const deps = guide === undefined ? { runtime } : { runtime, sandboxGuide: guide };
+  const deps = sandboxGuide === undefined ? { runtime } : { runtime, sandboxGuide };
   const handle = serveStdio(() => createServer(config, deps).server, {
     onerror: (error) => log.warn("transport error", { error: error.message }),
   });

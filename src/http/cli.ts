@@ -1,7 +1,6 @@
-import { ConfigError, loadConfig } from "../config.js";
-import { databasePassword } from "../ledger/postgres-url.js";
-import { log, setLogLevel } from "../log.js";
-import { registerSecret } from "../redact.js";
+import { loadConfig } from "../config.js";
+import { log } from "../log.js";
+import { readSettings, startServerProcess } from "../startup.js";
 import { HttpConfigError, loadHttpSettings } from "./http-config.js";
 
 /**
@@ -10,38 +9,17 @@ import { HttpConfigError, loadHttpSettings } from "./http-config.js";
  * then lets running calls finish within CRM_HTTP_SHUTDOWN_SECONDS.
  */
 export async function runServeCommand(args: readonly string[]): Promise<number> {
-  let config: ReturnType<typeof loadConfig>;
-  let settings: ReturnType<typeof loadHttpSettings>;
-  try {
-    settings = loadHttpSettings(args, process.env);
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof HttpConfigError) {
-      process.stderr.write(`crm-insights-mcp: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  setLogLevel(config.logLevel);
-  registerSecret(config.secretKey);
-  registerSecret(config.recommendSecretKey);
-  registerSecret(databasePassword(config.databaseUrl));
-  for (const token of settings.tokenSecrets) registerSecret(token);
-  process.on("unhandledRejection", (reason) => {
-    log.error("unhandled rejection", {
-      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
-    });
-  });
-
-  const [{ startHttpServer }, { sandboxGuide }, { createRuntime }, { PACKAGE_VERSION }] =
-    await Promise.all([
-      import("./http-server.js"),
-      import("../server.js"),
-      import("../tools/runtime.js"),
-      import("../version.js"),
-    ]);
-  const runtime = createRuntime(config);
-  const guide = runtime.sandbox ? await sandboxGuide(config) : undefined;
+  const read = readSettings(
+    () => ({ settings: loadHttpSettings(args, process.env), config: loadConfig(process.env) }),
+    (error) => error instanceof HttpConfigError,
+  );
+  if (read === undefined) return 1;
+  const { settings, config } = read;
+  const { runtime, sandboxGuide: guide } = await startServerProcess(config, settings.tokenSecrets);
+  const [{ startHttpServer }, { PACKAGE_VERSION }] = await Promise.all([
+    import("./http-server.js"),
+    import("../version.js"),
+  ]);
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
