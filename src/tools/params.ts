@@ -96,7 +96,7 @@ export const budgetOutput = z
     next_slot_at: z.string().optional(),
   })
   .describe(
-    `Local export-creation budget (mirrors the service's ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes).`,
+    `Local budget of accepted export creations (the service's ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes).`,
   );
 
 /** The job in start_export and check_export results. */

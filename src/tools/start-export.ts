@@ -11,11 +11,15 @@ import {
 } from "../api/limits.js";
 import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
 import { formatByteProgress, formatBytes } from "../format.js";
+import type { BudgetStatus } from "../ledger/budget.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
+import type { GrantedReservation } from "../ledger/store.js";
+import { log } from "../log.js";
 import { blankToUndefined } from "../text-input.js";
 import { budgetForOutput, describeBudget, windowText } from "./budget-and-range.js";
 import { type CreateClaim, claimCreation } from "./create-claim.js";
+import { createCertainlyRefused } from "./export-create-outcome.js";
 import { followJob, pendingDownload } from "./export-flow.js";
 import { pollOnce } from "./export-polling.js";
 import { describeJob, jobResult } from "./export-result.js";
@@ -70,7 +74,7 @@ export default defineTool({
   title: "Start an export job",
   description: `Create an export job (campaign raw events as CSV, or scenario daily metrics as XLSX), wait up to wait_seconds and download the file. Use after campaign_metrics found the campaign; then summarize_export or query_export.
 Returns job, file_path once downloaded, or the exact check_export call to continue (status "downloading": the file is still coming).
-Limits: ${EXPORT_CREATE_LIMIT} creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application; identical requests reuse the earlier job unless force. A campaign range holds at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends.
+Limits: ${EXPORT_CREATE_LIMIT} accepted creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application; identical requests reuse the earlier job unless force. A campaign range holds at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends.
 Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30"}`,
   inputSchema,
   outputSchema,
@@ -135,24 +139,18 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
       if (job === undefined) {
         // Checked and counted in one locked step, so parallel calls cannot overdraw the budget.
         const reservation = await runtime.ledger.reserveCreate();
-        const budget = reservation.status;
-        if (!reservation.reserved && budget.nextSlotAt !== undefined) {
-          const at = new Date(budget.nextSlotAt).toISOString();
-          const seconds = Math.max(0, Math.ceil((budget.nextSlotAt - runtime.now()) / 1000));
-          throw new ExportBudgetError(
-            budget.serverRateLimited
-              ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
-              : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
-            budget.nextSlotAt,
-            budget.serverRateLimited,
-          );
-        }
-        const api = await runtime.api();
+        if (!reservation.reserved) throw budgetRefusal(reservation.status, runtime.now());
+        let sent = false;
         try {
+          const api = await runtime.api();
+          sent = true;
           job = await api.createExportJob(request, { signal: call.signal });
         } catch (error) {
+          // The 429's wait is stored before the slot is given back, so no call takes the slot
+          // and runs into the same 429.
           if (error instanceof RateLimitedError)
             await runtime.ledger.recordRateLimit(error.retryAfterMs);
+          if (!sent || createCertainlyRefused(error)) await refund(runtime, reservation);
           if (error instanceof ApiError) throw new ExportCallError(error, context);
           throw error;
         }
@@ -198,6 +196,34 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     };
   },
 });
+
+/** Why the budget refused a creation, and when the next one is possible. */
+function budgetRefusal(budget: BudgetStatus, now: number): ExportBudgetError {
+  const nextSlotAt = budget.nextSlotAt ?? now;
+  const at = new Date(nextSlotAt).toISOString();
+  const seconds = Math.max(0, Math.ceil((nextSlotAt - now) / 1000));
+  return new ExportBudgetError(
+    budget.serverRateLimited
+      ? `The service refused more export jobs for now (429). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`
+      : `Local export budget used up: ${budget.used} of ${budget.limit} job creations in the last ${windowText(budget.windowSeconds)} (the service allows ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes; only creations it accepted, or whose answer was lost, count). The next creation is possible at ${at} (in ${seconds}s). Meanwhile use check_export to list and reuse existing jobs.`,
+    nextSlotAt,
+    budget.serverRateLimited,
+  );
+}
+
+/**
+ * Gives a refused creation's slot back. A failure here only leaves the slot counted until it
+ * leaves the window, so it is logged rather than hiding the service's answer.
+ */
+async function refund(runtime: ToolRuntime, reservation: GrantedReservation): Promise<void> {
+  try {
+    await runtime.ledger.refundCreate(reservation);
+  } catch (error) {
+    log.warn("export budget: a refused creation's slot could not be given back", {
+      error: String(error),
+    });
+  }
+}
 
 /** Per runtime, the tail of each request key's queue of find-or-create steps. */
 const keyQueues = new WeakMap<ToolRuntime, Map<string, Promise<void>>>();
