@@ -64,33 +64,3 @@ export function createServer(
     },
   };
 }
-
-/**
- * Sandbox mode: the scenario IDs, slot keys and users with behaviour data, which the assistant
- * has no tool to discover (campaign IDs come from campaign_metrics). Derived from the seed
- * without starting the sandbox; loaded on demand so remote mode never imports the world.
- */
-export async function sandboxGuide(config: Config): Promise<string> {
-  const [{ createScenarios }, { SLOTS }, { platformUserIdOf }] = await Promise.all([
-    import("./sandbox/world/scenarios.js"),
-    import("./sandbox/world/recommend.js"),
-    import("./sandbox/world/users.js"),
-  ]);
-  // Scenario IDs and names depend on the seed only; the clock only places their data.
-  const scenarios = createScenarios(config.sandbox.seed, Date.now()).scenarios;
-  const needs: Record<string, string> = {
-    none: "platform_user_id optional",
-    behavior: "item_ids, or a platform_user_id with behaviour",
-    items: "needs item_ids",
-  };
-  const slots = SLOTS.filter((s) => s.state === "active").map(
-    (s) => `${s.key} (${s.kind}; ${needs[s.input] ?? s.input})`,
-  );
-  const users = [42, 7, 1234].map(platformUserIdOf);
-  return [
-    "Sandbox mode (CRM_BASE_URL unset): synthetic data; nothing here is a real customer.",
-    `Scenario IDs for start_export type scenario_daily_metrics: ${scenarios.map((s) => `${s._id} (${s.name})`).join(", ")}.`,
-    `Recommendation slot keys: ${slots.join(", ")}.`,
-    `Users with behaviour data (personalized results): pu_000000 to pu_002999, e.g. ${users.join(", ")}; other IDs are cold users. Product IDs: take them from a best_sellers recommendation.`,
-  ].join("\n");
-}

@@ -59,10 +59,7 @@ export async function startServerProcess(
       error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
     });
   });
-  const [{ sandboxGuide }, { createRuntime }] = await Promise.all([
-    import("./server.js"),
-    import("./tools/runtime.js"),
-  ]);
+  const { createRuntime } = await import("./tools/runtime.js");
   // One runtime for the process: stdio may build a probe server before the real one, and HTTP
   // builds one server per request.
   const runtime = createRuntime(config);
@@ -72,5 +69,7 @@ export async function startServerProcess(
   void sweepOrphanTempFiles([folder, exportsFolder(folder)]).then((removed) => {
     if (removed > 0) log.info(`removed ${removed} temporary file(s) a stopped process left behind`);
   });
-  return { runtime, sandboxGuide: runtime.sandbox ? await sandboxGuide(config) : undefined };
+  if (!runtime.sandbox) return { runtime, sandboxGuide: undefined };
+  const { sandboxGuide } = await import("./sandbox/embedded.js");
+  return { runtime, sandboxGuide: await sandboxGuide(config.sandbox.seed) };
 }

@@ -52,11 +52,8 @@ export function knownIds(runtime: ToolRuntime) {
 
   const sandboxScenarios = async (): Promise<KnownId[]> => {
     if (!runtime.sandbox) return [];
-    const { createScenarios } = await import("../sandbox/world/scenarios.js");
-    return createScenarios(runtime.config.sandbox.seed, runtime.now()).scenarios.map((s) => ({
-      id: s._id,
-      name: s.name,
-    }));
+    const { sandboxScenarios } = await import("../sandbox/embedded.js");
+    return sandboxScenarios(runtime.config.sandbox.seed, runtime.now());
   };
 
   return {

@@ -6,6 +6,14 @@ import { log } from "../log.js";
 import type { RunningSandbox } from "./types.js";
 
 /**
+ * The one door into the sandbox for the rest of the server: starting it, its clock, and what it
+ * holds that an assistant has no tool to discover. Nothing outside src/sandbox/ imports any other
+ * module of it (test/architecture.test.ts), so the double stays apart from the client it checks.
+ */
+
+export { pinnedClock } from "./clock.js";
+
+/**
  * The embedded sandbox of sandbox mode (CRM_BASE_URL unset): started in-process on a loopback
  * port at the first tool call, never at start-up, so the server's cold start does not pay for
  * generating the synthetic world.
@@ -72,4 +80,43 @@ export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSand
       await sandbox.close();
     },
   };
+}
+
+/**
+ * Sandbox mode: the scenario IDs, slot keys and users with behaviour data, which the assistant
+ * has no tool to discover (campaign IDs come from campaign_metrics). Derived from the seed
+ * without starting the sandbox; loaded on demand so remote mode never imports the world.
+ */
+export async function sandboxGuide(seed: number): Promise<string> {
+  const [{ createScenarios }, { SLOTS }, { platformUserIdOf }] = await Promise.all([
+    import("./world/scenarios.js"),
+    import("./world/recommend.js"),
+    import("./world/users.js"),
+  ]);
+  // Scenario IDs and names depend on the seed only; the clock only places their data.
+  const scenarios = createScenarios(seed, Date.now()).scenarios;
+  const needs: Record<string, string> = {
+    none: "platform_user_id optional",
+    behavior: "item_ids, or a platform_user_id with behaviour",
+    items: "needs item_ids",
+  };
+  const slots = SLOTS.filter((s) => s.state === "active").map(
+    (s) => `${s.key} (${s.kind}; ${needs[s.input] ?? s.input})`,
+  );
+  const users = [42, 7, 1234].map(platformUserIdOf);
+  return [
+    "Sandbox mode (CRM_BASE_URL unset): synthetic data; nothing here is a real customer.",
+    `Scenario IDs for start_export type scenario_daily_metrics: ${scenarios.map((s) => `${s._id} (${s.name})`).join(", ")}.`,
+    `Recommendation slot keys: ${slots.join(", ")}.`,
+    `Users with behaviour data (personalized results): pu_000000 to pu_002999, e.g. ${users.join(", ")}; other IDs are cold users. Product IDs: take them from a best_sellers recommendation.`,
+  ].join("\n");
+}
+
+/** The sandbox's scenarios, for completion of `scenario_id`; derived from the seed alone. */
+export async function sandboxScenarios(
+  seed: number,
+  now: number,
+): Promise<{ id: string; name: string }[]> {
+  const { createScenarios } = await import("./world/scenarios.js");
+  return createScenarios(seed, now).scenarios.map((s) => ({ id: s._id, name: s.name }));
 }

@@ -6,8 +6,7 @@ import { JobLedger, ledgerScope } from "../ledger/ledger.js";
 import { PostgresLedger } from "../ledger/postgres-ledger.js";
 import type { LedgerStore } from "../ledger/store.js";
 import { log } from "../log.js";
-import { pinnedClock } from "../sandbox/clock.js";
-import type { EmbeddedSandbox } from "../sandbox/embedded.js";
+import { type EmbeddedSandbox, pinnedClock } from "../sandbox/embedded.js";
 import { DownloadManager } from "./download-manager.js";
 import type { ToolRuntime } from "./tool.js";
 

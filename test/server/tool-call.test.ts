@@ -8,7 +8,8 @@ import { z } from "zod";
 import { loadConfig } from "../../src/config.js";
 import { getLogLevel, setLogLevel } from "../../src/log.js";
 import { registerSecret } from "../../src/redact.js";
-import { createServer, sandboxGuide } from "../../src/server.js";
+import { sandboxGuide } from "../../src/sandbox/embedded.js";
+import { createServer } from "../../src/server.js";
 import { registerTool } from "../../src/tools/register.js";
 import { createRuntime } from "../../src/tools/runtime.js";
 import { defineTool } from "../../src/tools/tool.js";
@@ -116,7 +117,7 @@ describe("tool call wrapper", () => {
 describe("sandbox mode instructions", () => {
   it("list the sandbox's scenario IDs, active slot keys and users with behaviour", async () => {
     const config = loadConfig({ CRM_DATA_DIR: dataDir, CRM_SANDBOX_SEED: "7" });
-    const built = createServer(config, { sandboxGuide: await sandboxGuide(config) });
+    const built = createServer(config, { sandboxGuide: await sandboxGuide(config.sandbox.seed) });
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "test", version: "1.0.0" });
     try {
