@@ -1,7 +1,8 @@
 /**
- * Sliding-window limiter for export-job creation (spec 8: 10 per 10 minutes per application).
- * Only accepted calls occupy the window, so a client that keeps retrying too early is not
- * punished beyond the documented limit.
+ * Sliding-window limiter for export-job creation (spec 8: "10 calls per 10 minutes" per
+ * application). The spec does not say whether refused calls count; here only accepted creations
+ * occupy the window: the caller asks last, after every 400 check, and a 429 takes no place, so a
+ * client that keeps retrying too early is not punished beyond the documented limit.
  */
 export interface RateDecision {
   ok: boolean;
