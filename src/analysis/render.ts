@@ -1,7 +1,8 @@
 import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
 import { CONTROL_GROUP } from "./campaign-columns.js";
+import { roundRowsPhrase } from "./round-rows.js";
 import { safeText } from "./safe-text.js";
-import type { CampaignRound, CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
+import type { CampaignSummary, ScenarioSummary, SummaryResult } from "./schemas.js";
 import { roundsPhrase } from "./send-rounds.js";
 
 /**
@@ -41,18 +42,6 @@ function duration(seconds: number | null): string {
   if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
   if (seconds < 86400) return `${(seconds / 3600).toFixed(1)} h`;
   return `${(seconds / 86400).toFixed(1)} days`;
-}
-
-/**
- * The table's rows are one per round and group (an A/B round with a control group is three), so
- * the rows left out are counted as such, with the send rounds they belong to: "38 rounds" for a
- * 23-round export would read as rounds that do not exist.
- */
-function roundRowsLeft(hidden: CampaignRound[]): string {
-  const sends = new Set(hidden.map((r) => JSON.stringify([r.task_id, r.scheduled_at]))).size;
-  return hidden.length === sends
-    ? counted(sends, "send round")
-    : `${counted(hidden.length, "round-and-group row")} of ${counted(sends, "send round")}`;
 }
 
 interface Limits {
@@ -172,7 +161,7 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       ),
     );
   }
-  if (s.rounds.length > rounds.length) left.push(roundRowsLeft(s.rounds.slice(rounds.length)));
+  if (s.rounds.length > rounds.length) left.push(roundRowsPhrase(s.rounds.slice(rounds.length)));
   if (s.warnings.length > 0) out.unshift(`**Warning**: ${s.warnings.map(md).join(" ")}`);
   if (s.unidentified_rows > 0) {
     out.push(

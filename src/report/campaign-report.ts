@@ -1,8 +1,9 @@
+import { roundRowsPhrase } from "../analysis/round-rows.js";
 import type { CampaignSummary } from "../analysis/schemas.js";
 import { formatCount, money, percent, truncate } from "../format.js";
 import { abSection } from "./campaign-ab-section.js";
-import type { Chart, Kpi, ReportModel, Section } from "./model.js";
-import { fileName, leftOut } from "./value-text.js";
+import type { Chart, Kpi, ReportModel, ReportPlace, Section } from "./model.js";
+import { fileName, leftOut, notDrawn } from "./value-text.js";
 
 /** The report of a campaign CSV summary: KPIs, funnel per round, A/B, timing, failures. */
 
@@ -15,7 +16,7 @@ function roundLabel(r: { task_id: string; scheduled_at: string; group: string })
   return `${truncate(r.task_id, 14)} ${when}${r.group === "" ? "" : ` ${r.group}`}`;
 }
 
-export function campaignReport(s: CampaignSummary): ReportModel {
+export function campaignReport(s: CampaignSummary, place: ReportPlace): ReportModel {
   const t = s.totals;
   const sendGroupRevenue = Object.fromEntries(
     (s.revenue?.send_group_by_currency ?? []).map((c) => [c.currency, c.amount]),
@@ -36,7 +37,12 @@ export function campaignReport(s: CampaignSummary): ReportModel {
     },
     { label: "Revenue (send groups)", value: money(sendGroupRevenue) },
   ];
-  const sections: Section[] = [funnelSection(s), abSection(s), timingSection(s), failureSection(s)];
+  const sections: Section[] = [
+    funnelSection(s, place),
+    abSection(s),
+    timingSection(s),
+    failureSection(s, place),
+  ];
   return {
     kind: "campaign_event_data",
     title: `Campaign export: ${fileName(s.file.path)}`,
@@ -49,7 +55,7 @@ export function campaignReport(s: CampaignSummary): ReportModel {
   };
 }
 
-function funnelSection(s: CampaignSummary): Section {
+function funnelSection(s: CampaignSummary, place: ReportPlace): Section {
   const rounds = s.rounds.slice(-MAX_ROUNDS_CHARTED);
   const chart: Chart = {
     id: "funnel",
@@ -66,8 +72,11 @@ function funnelSection(s: CampaignSummary): Section {
     ],
     format: "count",
   };
-  const more = leftOut(s.rounds.length, rounds.length, "earlier rounds");
-  if (more !== undefined) chart.note = more;
+  // Bars are rounds and groups; the earlier ones left out are counted as what they are.
+  const earlier = s.rounds.slice(0, s.rounds.length - rounds.length);
+  if (earlier.length > 0) {
+    chart.note = notDrawn(`the earlier ${roundRowsPhrase(earlier)}`, place, "summary");
+  }
   return {
     id: "funnel",
     title: "Delivery funnel",
@@ -116,7 +125,7 @@ function timingSection(s: CampaignSummary): Section {
   return section;
 }
 
-function failureSection(s: CampaignSummary): Section {
+function failureSection(s: CampaignSummary, place: ReportPlace): Section {
   const section: Section = { id: "failures", title: "Failures", text: [], charts: [], tables: [] };
   const failures = s.failures ?? s.error_codes.map((e) => ({ ...e, sample_message: "" }));
   if (failures.length === 0) {
@@ -132,7 +141,7 @@ function failureSection(s: CampaignSummary): Section {
       series: [{ name: "Failures", values: shown.map((f) => f.count) }],
       format: "count",
     };
-    const more = leftOut(failures.length, shown.length, "error codes");
+    const more = leftOut(failures.length, shown.length, "error codes", place, "summary");
     if (more !== undefined) chart.note = more;
     section.charts.push(chart);
     section.tables.push({

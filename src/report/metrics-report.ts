@@ -1,5 +1,5 @@
 import { formatCount, money, percent, truncate } from "../format.js";
-import type { Kpi, ReportModel, Section } from "./model.js";
+import type { Kpi, ReportModel, ReportPlace, Section } from "./model.js";
 import { leftOut } from "./value-text.js";
 
 /** The report of a campaign_metrics result: campaigns ranked, recent rounds. */
@@ -42,7 +42,7 @@ export interface CampaignMetricsData {
   tasks_not_shown?: number;
 }
 
-export function metricsReport(m: CampaignMetricsData): ReportModel {
+export function metricsReport(m: CampaignMetricsData, place: ReportPlace): ReportModel {
   const t = m.totals;
   const kpis: Kpi[] = [
     { label: "Campaigns", value: formatCount(m.matched_campaigns ?? m.campaigns.length) },
@@ -64,7 +64,7 @@ export function metricsReport(m: CampaignMetricsData): ReportModel {
   };
   if (shown.length === 0) ranked.text.push("No campaign has rounds in this window.");
   else {
-    const more = leftOut(m.campaigns.length, shown.length, "campaigns");
+    const more = leftOut(m.campaigns.length, shown.length, "campaigns", place, "metrics");
     const notShown = m.more_not_shown ?? 0;
     ranked.charts.push({
       id: "campaign-volume",

@@ -15,6 +15,13 @@ import { formatValue, signed } from "./value-text.js";
 
 export type ValueFormat = "count" | "number" | "percent" | "seconds";
 
+/**
+ * Where the page is shown: a file with the data written in (the `report` command,
+ * summarize_export's `report: true`), or the MCP App view beside the tool result. What a chart
+ * leaves out is read in full elsewhere in each, so its note says where.
+ */
+export type ReportPlace = "file" | "view";
+
 export interface Series {
   name: string;
   values: Array<number | null>;
@@ -69,17 +76,18 @@ export class ReportDataError extends Error {
   override name = "ReportDataError";
 }
 
-export function buildReport(data: unknown): ReportModel {
+export function buildReport(data: unknown, place: ReportPlace): ReportModel {
   if (typeof data !== "object" || data === null) {
     throw new ReportDataError("No report data: expected the structuredContent of a tool result.");
   }
   const record = data as Record<string, unknown>;
   let model: ReportModel;
-  if (record.kind === "campaign_event_data") model = campaignReport(data as CampaignSummary);
-  else if (record.kind === "scenario_daily_metrics")
+  if (record.kind === "campaign_event_data") {
+    model = campaignReport(data as CampaignSummary, place);
+  } else if (record.kind === "scenario_daily_metrics") {
     model = scenarioReport(data as ScenarioSummary);
-  else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
-    model = metricsReport(data as CampaignMetricsData);
+  } else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
+    model = metricsReport(data as CampaignMetricsData, place);
   } else {
     throw new ReportDataError(
       "Unknown report data: expected the result of summarize_export or campaign_metrics.",

@@ -114,7 +114,8 @@ function branchSection(s: ScenarioSummary): Section {
   }
   if (s.branches.length > MAX_BRANCH_CHARTS) {
     section.text.push(
-      `${formatCount(s.branches.length - MAX_BRANCH_CHARTS)} more branch point(s) in structuredContent.`,
+      // The table below lists every branch point, in a file and in the view alike.
+      `Not drawn as charts: ${formatCount(s.branches.length - MAX_BRANCH_CHARTS)} more branch point(s); the table below has them all.`,
     );
   }
   section.tables.push({

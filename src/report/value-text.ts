@@ -1,5 +1,5 @@
 import { formatCount, formatNumber, percent } from "../format.js";
-import type { ValueFormat } from "./model.js";
+import type { ReportPlace, ValueFormat } from "./model.js";
 
 /** How the report writes a value, a p-value, a file name, and what a chart or table leaves out. */
 
@@ -35,10 +35,34 @@ export function fileName(path: string): string {
   return path.split(/[\\/]/).pop() ?? path;
 }
 
-export function leftOut(total: number, shown: number, what: string): string | undefined {
+/** "Not drawn: 22 more campaigns; ..." (see notDrawn), or nothing when all are shown. */
+export function leftOut(
+  total: number,
+  shown: number,
+  what: string,
+  place: ReportPlace,
+  source: ReportSource,
+): string | undefined {
   return total > shown
-    ? `${formatCount(total - shown)} more ${what} in structuredContent.`
+    ? notDrawn(`${formatCount(total - shown)} more ${what}`, place, source)
     : undefined;
+}
+
+/** What the page was drawn from: a summary of an export file, or a campaign_metrics result. */
+export type ReportSource = "summary" | "metrics";
+
+/**
+ * What a chart leaves out, and where to read all of it: in the view, the tool result beside it;
+ * a file has nothing beside it, so it names what prints the whole list.
+ */
+export function notDrawn(what: string, place: ReportPlace, source: ReportSource): string {
+  const whole =
+    place === "view"
+      ? "the tool result has them all"
+      : source === "summary"
+        ? "`crm-insights-mcp summarize --json` on the export prints them all"
+        : "a campaign_metrics call for the same window returns them all";
+  return `Not drawn: ${what}; ${whole}.`;
 }
 
 export function formatP(p: number | null): string {

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 describe("report model", () => {
   it("campaign CSV: funnel per round, A/B with intervals, opens by hour, failures", () => {
-    const model = buildReport(campaign);
+    const model = buildReport(campaign, "view");
     const charts = new Map(model.sections.flatMap((s) => s.charts).map((c) => [c.id, c]));
     expect([...charts.keys()]).toEqual([
       "funnel",
@@ -70,7 +70,7 @@ describe("report model", () => {
   });
 
   it("every chart has a table with one row per category", () => {
-    for (const model of [buildReport(campaign), buildReport(scenario)]) {
+    for (const model of [buildReport(campaign, "view"), buildReport(scenario, "view")]) {
       for (const chart of model.sections.flatMap((s) => s.charts)) {
         const table = chartTable(chart);
         expect(table.rows).toHaveLength(chart.categories.length);
@@ -82,7 +82,7 @@ describe("report model", () => {
   it("scenario XLSX: a daily line per node, A against B, the node table", () => {
     expect(scenario.daily.dates).toHaveLength(SCENARIO_DAYS);
     expect(scenario.daily.series).toHaveLength(SCENARIO_NODES.length);
-    const model = buildReport(scenario);
+    const model = buildReport(scenario, "view");
     const charts = model.sections.flatMap((s) => s.charts);
     expect(charts.map((c) => c.id)).toEqual([
       "daily-sends",
@@ -119,7 +119,7 @@ describe("report model", () => {
       ],
       totals: sums,
     };
-    const without = buildReport(data);
+    const without = buildReport(data, "view");
     expect(without.kind).toBe("campaign_metrics");
     expect(without.sections[0]?.charts[0]?.categories).toEqual(["가을 세일 알림"]);
     expect(without.sections[1]?.charts).toEqual([]);
@@ -134,10 +134,13 @@ describe("report model", () => {
       open_count: 150,
       purchase_count: 6,
     });
-    const withTasks = buildReport({
-      ...data,
-      tasks: [task("t2", "2026-11-20T01:00:00Z"), task("t1", "2026-11-10T01:00:00Z")],
-    });
+    const withTasks = buildReport(
+      {
+        ...data,
+        tasks: [task("t2", "2026-11-20T01:00:00Z"), task("t1", "2026-11-10T01:00:00Z")],
+      },
+      "view",
+    );
     const rounds = withTasks.sections[1]?.charts[0];
     // Oldest first, in KST.
     expect(rounds?.categories).toEqual([
@@ -147,8 +150,10 @@ describe("report model", () => {
   });
 
   it("refuses data it cannot draw with a message that says what it expected", () => {
-    expect(() => buildReport(null)).toThrow(ReportDataError);
-    expect(() => buildReport({ kind: "other" })).toThrow(/summarize_export or campaign_metrics/);
+    expect(() => buildReport(null, "view")).toThrow(ReportDataError);
+    expect(() => buildReport({ kind: "other" }, "view")).toThrow(
+      /summarize_export or campaign_metrics/,
+    );
   });
 
   it("formats durations and intervals", () => {

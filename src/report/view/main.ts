@@ -11,6 +11,7 @@ import {
   chartTable,
   ReportDataError,
   type ReportModel,
+  type ReportPlace,
   type Section,
   type Table,
 } from "../model.js";
@@ -24,7 +25,7 @@ import { type DrawnChart, drawChart, readTheme } from "./charts.js";
 
 const root = document.getElementById("report") as HTMLElement;
 let drawn: Array<{ chart: DrawnChart; element: HTMLElement }> = [];
-let current: unknown;
+let current: { data: unknown; place: ReportPlace } | undefined;
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -128,11 +129,11 @@ function sectionElement(section: Section, pending: Array<() => void>): HTMLEleme
   return box;
 }
 
-function render(data: unknown): void {
-  current = data;
+function render(data: unknown, place: ReportPlace): void {
+  current = { data, place };
   let model: ReportModel;
   try {
-    model = buildReport(data);
+    model = buildReport(data, place);
   } catch (error) {
     showStatus(
       error instanceof ReportDataError
@@ -190,7 +191,7 @@ function render(data: unknown): void {
 
 /** Charts read their colours from CSS when drawn, so a theme change draws them again. */
 function redraw(): void {
-  if (current !== undefined && root.dataset.state === "ready") render(current);
+  if (current !== undefined && root.dataset.state === "ready") render(current.data, current.place);
 }
 
 const resizeObserver = new ResizeObserver(() => {
@@ -228,7 +229,7 @@ async function connectToHost(): Promise<void> {
     } else if (result.structuredContent === undefined) {
       showStatus("The tool result has no structured data to draw.", true);
     } else {
-      render(result.structuredContent);
+      render(result.structuredContent, "view");
     }
   };
   app.ontoolcancelled = () => showStatus("The tool call was cancelled.");
@@ -245,7 +246,7 @@ async function connectToHost(): Promise<void> {
 const embedded = document.getElementById("report-data")?.textContent?.trim() ?? "";
 if (embedded !== "") {
   try {
-    render(JSON.parse(embedded));
+    render(JSON.parse(embedded), "file");
   } catch (error) {
     showStatus(`The embedded report data is not valid JSON: ${String(error)}`, true);
   }
