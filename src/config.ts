@@ -310,7 +310,7 @@ function absoluteDataDir(value: string, context: ConfigContext, problems: string
  * for an optional field the user left empty (`${user_config.base_url}`), which some hosts pass
  * through literally instead of "".
  */
-function envText(value: string | undefined): string | undefined {
+export function envText(value: string | undefined): string | undefined {
   const text = blankToUndefined(value);
   return text !== undefined && /^\$\{user_config\.[A-Za-z0-9_]+\}$/.test(text) ? undefined : text;
 }

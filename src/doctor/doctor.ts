@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DateTime } from "luxon";
 import type { CrmApi } from "../api/types.js";
-import { type Config, ConfigError, loadConfig } from "../config.js";
+import { type Config, ConfigError, envText, loadConfig } from "../config.js";
 import { dataFolderInUse, exportsFolder } from "../files/data-folder.js";
 import { exportFilesUsage } from "../files/retention.js";
 import { formatBytes } from "../format.js";
@@ -62,7 +62,10 @@ export async function runDoctor(
   registerSecret(config.secretKey);
   registerSecret(config.recommendSecretKey);
 
-  const checks: Check[] = [{ name: "config", ok: true, detail: describeConfig(config) }];
+  const recommendKey = recommendKeyVariable(env);
+  const checks: Check[] = [
+    { name: "config", ok: true, detail: describeConfig(config, recommendKey) },
+  ];
   const folder = dataFolderInUse(config);
   checks.push(await checkDataFolder(folder, config));
   checks.push(checkTimeZone(config, env, now()));
@@ -71,7 +74,7 @@ export async function runDoctor(
   const service = await connect(config);
   try {
     checks.push(await checkExportKey(service.api, config, service.label, probeMs, now()));
-    checks.push(await checkRecommendKey(service.api, service.realtimeLabel, probeMs));
+    checks.push(await checkRecommendKey(service.api, service.realtimeLabel, recommendKey, probeMs));
   } finally {
     await service.close();
   }
@@ -95,17 +98,29 @@ export function renderDoctor(report: DoctorReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-function describeConfig(config: Config): string {
+/**
+ * The variable whose key the recommend probe sends: CRM_RECOMMEND_SECRET_KEY, or CRM_SECRET_KEY
+ * when it is unset (as config.ts reads it), so a refusal names the key that was really tried.
+ */
+function recommendKeyVariable(env: NodeJS.ProcessEnv): RecommendKeyVariable {
+  return envText(env.CRM_RECOMMEND_SECRET_KEY) === undefined
+    ? "CRM_SECRET_KEY"
+    : "CRM_RECOMMEND_SECRET_KEY";
+}
+
+type RecommendKeyVariable = "CRM_SECRET_KEY" | "CRM_RECOMMEND_SECRET_KEY";
+
+function describeConfig(config: Config, recommendKey: RecommendKeyVariable): string {
   if (config.mode === "sandbox") {
     return "embedded sandbox mode (CRM_BASE_URL unset): synthetic data, no keys needed; set CRM_BASE_URL, CRM_APPLICATION_ID and CRM_SECRET_KEY for the real service.";
   }
   const realtime =
     config.realtimeBaseUrl === config.baseUrl ? "" : `, recommend at ${config.realtimeBaseUrl}`;
-  const recommendKey =
-    config.recommendSecretKey === config.secretKey
+  const unset =
+    recommendKey === "CRM_SECRET_KEY"
       ? "; CRM_RECOMMEND_SECRET_KEY unset (CRM_SECRET_KEY used for recommend)"
       : "";
-  return `remote mode: ${config.baseUrl}${realtime}, application ${config.applicationId}${recommendKey}.`;
+  return `remote mode: ${config.baseUrl}${realtime}, application ${config.applicationId}${unset}.`;
 }
 
 async function checkDataFolder(folder: string, config: Config): Promise<Check> {
@@ -218,12 +233,17 @@ async function checkExportKey(
     return {
       name: "export/metrics key",
       ok: false,
-      detail: explainFailure(error, label, "export"),
+      detail: explainFailure(error, label, { which: "export", variable: "CRM_SECRET_KEY" }),
     };
   }
 }
 
-async function checkRecommendKey(api: CrmApi, label: string, timeoutMs: number): Promise<Check> {
+async function checkRecommendKey(
+  api: CrmApi,
+  label: string,
+  variable: RecommendKeyVariable,
+  timeoutMs: number,
+): Promise<Check> {
   try {
     await api.recommend(PROBE_SLOT_KEY, { limit: 1 }, { deadline: Date.now() + timeoutMs });
     return { name: "recommend key", ok: true, detail: `${label} accepted the recommend key.` };
@@ -238,18 +258,33 @@ async function checkRecommendKey(api: CrmApi, label: string, timeoutMs: number):
         detail: `${label} did not refuse the recommend key (a probe slot answered "no such slot", not "authentication failed").`,
       };
     }
-    return { name: "recommend key", ok: false, detail: explainFailure(error, label, "recommend") };
+    return {
+      name: "recommend key",
+      ok: false,
+      detail: explainFailure(error, label, { which: "recommend", variable }),
+    };
   }
 }
 
-function explainFailure(error: unknown, label: string, which: "export" | "recommend"): string {
+function explainFailure(
+  error: unknown,
+  label: string,
+  key: { which: "export" | "recommend"; variable: RecommendKeyVariable },
+): string {
   const kind = (error as { kind?: unknown }).kind;
   // Quoted inside a sentence of ours: without its closing period.
   const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
-  const variable = which === "export" ? "CRM_SECRET_KEY" : "CRM_RECOMMEND_SECRET_KEY";
+  const { which, variable } = key;
   switch (kind) {
-    case "authentication":
-      return `${label} refused the key in ${variable} (authentication failed). Check that the whole key was copied${which === "export" ? " and that it belongs to CRM_APPLICATION_ID (export and metrics take the key from the account manager)" : " (the application's secret key; it defaults to CRM_SECRET_KEY)"}.`;
+    case "authentication": {
+      const check =
+        which === "export"
+          ? " and that it belongs to CRM_APPLICATION_ID (export and metrics take the key from the account manager)"
+          : variable === "CRM_SECRET_KEY"
+            ? ". CRM_RECOMMEND_SECRET_KEY is unset, so recommend was tried with CRM_SECRET_KEY; if recommend takes the application's own secret key, set CRM_RECOMMEND_SECRET_KEY to it"
+            : " (the application's secret key; it defaults to CRM_SECRET_KEY)";
+      return `${label} refused the key in ${variable}${which === "recommend" ? " for recommend" : ""} (authentication failed). Check that the whole key was copied${check}.`;
+    }
     case "not_found":
       return `${label} does not know the application: check CRM_APPLICATION_ID.`;
     case "network":
