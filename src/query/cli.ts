@@ -3,17 +3,20 @@ import { QueryError } from "./errors.js";
 import { queryFiles } from "./index.js";
 import { renderQueryTable } from "./render.js";
 
-const USAGE = "Usage: crm-insights-mcp query --sql SQL [--json] [--max-rows N] FILE...\n";
+const USAGE =
+  "Usage: crm-insights-mcp query --sql SQL [--json] [--max-rows N] [--conversion-event-type TYPE] FILE...\n";
 const DEFAULT_MAX_ROWS = 1000;
 
 /**
  * `crm-insights-mcp query --sql SQL FILE...`: the query_export tool's SQL over local export files,
  * for scripts. `--json` prints {columns, rows, row_count, truncated}; errors go to stderr.
+ * `--conversion-event-type` chooses event_role's conversions, as `summarize` does.
  */
 export async function runQueryCommand(args: string[]): Promise<number> {
   let sql: string | undefined;
   let json = false;
   let maxRows = DEFAULT_MAX_ROWS;
+  let conversionEventType: string | undefined;
   const files: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
@@ -25,6 +28,9 @@ export async function runQueryCommand(args: string[]): Promise<number> {
       const value = Number(args[++i]);
       if (!Number.isInteger(value) || value < 0) return usage("--max-rows needs a whole number.");
       maxRows = value;
+    } else if (arg === "--conversion-event-type") {
+      conversionEventType = args[++i];
+      if (conversionEventType === undefined) return usage("--conversion-event-type needs a value.");
     } else if (arg === "-h" || arg === "--help") {
       process.stdout.write(USAGE);
       return 0;
@@ -47,6 +53,7 @@ export async function runQueryCommand(args: string[]): Promise<number> {
       files: files.map((path) => ({ path, jobId: null })),
       limits: settings.query,
       maxRows,
+      ...(conversionEventType !== undefined ? { conversionEventType } : {}),
     });
     if (json) {
       const { columns, rows, row_count, truncated } = result;

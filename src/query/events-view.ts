@@ -1,10 +1,16 @@
+import { eventRoleSql } from "../analysis/event-roles.js";
 import { CAMPAIGN_CSV_COLUMNS } from "../api/schemas.js";
 
 /**
  * The `events` view over the chosen campaign CSVs (contract, query_export): the file's 13 columns
  * under their own names, times as TIMESTAMP in the file's local time, JSON columns typed JSON
- * (so `event_properties->>'amount'` works), an empty field NULL, and the job the file came from.
+ * (so `event_properties->>'amount'` works), an empty field NULL, the job the file came from, and
+ * each row's `event_role` by summarize_export's rules (analysis/event-roles.ts). The role is
+ * computed by the view, never stored: a Parquet copy serves every conversion type.
  */
+
+/** The view's columns, in order. */
+export const EVENTS_COLUMNS = [...CAMPAIGN_CSV_COLUMNS, "job_id", "event_role"] as const;
 
 type CampaignColumn = (typeof CAMPAIGN_CSV_COLUMNS)[number];
 
@@ -81,8 +87,17 @@ function emptyEventsSql(): string {
   return `SELECT ${columns.join(", ")}, CAST(NULL AS VARCHAR) AS job_id WHERE false`;
 }
 
-export function eventsViewSql(files: EventsFile[]): string {
-  if (files.length === 0) return `CREATE VIEW events AS ${emptyEventsSql()}`;
+/**
+ * The view over `files`; `conversionType` (already trimmed, see conversionTypeOf) decides which
+ * rows are conversions, as summarize_export's conversion_event_type does.
+ */
+export function eventsViewSql(files: EventsFile[], conversionType: string | undefined): string {
+  const role = `${eventRoleSql("event_type", conversionType)} AS event_role`;
+  return `CREATE VIEW events AS SELECT *, ${role} FROM (${rowsSql(files)})`;
+}
+
+function rowsSql(files: EventsFile[]): string {
+  if (files.length === 0) return emptyEventsSql();
   const parts: string[] = [];
   const csv = files.filter((f) => f.format === "csv").map((f) => f.path);
   const parquet = files.filter((f) => f.format === "parquet").map((f) => f.path);
@@ -91,5 +106,5 @@ export function eventsViewSql(files: EventsFile[]): string {
   if (parquet.length > 0) {
     parts.push(`SELECT ${PARQUET_COLUMNS}, ${jobId} FROM ${parquetReadSql(parquet)}`);
   }
-  return `CREATE VIEW events AS ${parts.join(" UNION ALL ")}`;
+  return parts.join(" UNION ALL ");
 }

@@ -1,4 +1,5 @@
 import { tmpdir } from "node:os";
+import { conversionTypeOf } from "../analysis/event-roles.js";
 import type { QueryLimits } from "../config.js";
 import { QueryError } from "./errors.js";
 import { type CacheOptions, eventsFiles } from "./parquet-cache.js";
@@ -14,6 +15,11 @@ export const MAX_CELL_CHARS = 2000;
 
 export interface QueryFilesOptions {
   sql: string;
+  /**
+   * The conversion event type of the `event_role` column, as summarize_export's input (trimmed;
+   * blank or absent: every type that is none of the others is a conversion).
+   */
+  conversionEventType?: string;
   files: { path: string; jobId: string | null }[];
   limits: QueryLimits;
   maxRows: number;
@@ -34,6 +40,7 @@ export async function queryFiles(options: QueryFilesOptions): Promise<QueryResul
   return runQuery({
     sql: options.sql,
     events: await eventsFiles(sources, cacheOptions(options)),
+    conversionType: conversionTypeOf(options.conversionEventType),
     scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
     limits: options.limits,
     spillParent: options.spillParent ?? tmpdir(),

@@ -107,9 +107,18 @@ export function renderDescription(d: ExportDescription): string {
     const columns = t.columns.map((c) => `${c.name} ${c.type}`).join(", ");
     lines.push(`**${t.name}** (${formatCount(t.rows)} rows): ${tableCell(columns)}`);
   }
+  if (d.event_roles.length > 0) {
+    const conversion =
+      d.conversion_event_type === null
+        ? "conversion: every type that is none of the others (pass conversion_event_type to choose one)"
+        : `conversion: ${tableCell(d.conversion_event_type)} (conversion_event_type)`;
+    lines.push(
+      `**event_role** (summarize_export's rules; ${conversion}): ${d.event_roles.map((r) => `${r.event_role} ${formatCount(r.rows)}`).join(", ")}`,
+    );
+  }
   if (d.event_types.length > 0) {
     lines.push(
-      `**Event types**: ${d.event_types.map((e) => `${tableCell(e.event_type)} ${formatCount(e.rows)}`).join(", ")}`,
+      `**Event types** (event_type event_role rows): ${d.event_types.map((e) => `${tableCell(e.event_type)} ${e.event_role} ${formatCount(e.rows)}`).join(", ")}`,
     );
   }
   if (d.json_keys.length > 0) {

@@ -34,6 +34,8 @@ export interface QueryOptions {
   sql: string;
   /** What `events` reads; a CSV may be read through its Parquet copy. */
   events: EventsFile[];
+  /** The conversion event type of `event_role` (trimmed); undefined: the default rule. */
+  conversionType: string | undefined;
   scenarios: QuerySource[];
   limits: QueryLimits;
   /** Parent of the per-query spill folder (made and removed here). */
@@ -49,7 +51,7 @@ export interface QueryOptions {
 /** What a session needs, without the statement: the files, limits and where to spill. */
 export type SessionOptions = Pick<
   QueryOptions,
-  "events" | "scenarios" | "limits" | "spillParent" | "signal"
+  "events" | "conversionType" | "scenarios" | "limits" | "spillParent" | "signal"
 >;
 
 /** Opens a fresh locked-down session over the files, runs `work` in it, and closes it. */
@@ -64,6 +66,7 @@ export async function withSession<T>(
   try {
     session = await openSession(duck, {
       events: options.events,
+      conversionType: options.conversionType,
       scenarios: options.scenarios,
       limits: options.limits,
       spillFolder,

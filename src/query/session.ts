@@ -22,6 +22,8 @@ export interface QuerySession {
 export interface SessionPlan {
   /** What the `events` view reads (the CSVs or their Parquet copies). */
   events: EventsFile[];
+  /** The conversion event type (trimmed); undefined: summarize_export's default rule. */
+  conversionType: string | undefined;
   /** Scenario workbooks, loaded into scenario_nodes and scenario_days. */
   scenarios: QuerySource[];
   limits: QueryLimits;
@@ -41,7 +43,7 @@ export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<Quer
   let connection: DuckDBConnection | undefined;
   try {
     connection = await instance.connect();
-    await connection.run(eventsViewSql(plan.events));
+    await connection.run(eventsViewSql(plan.events, plan.conversionType));
     await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
     const allowed = plan.events.map((f) => sqlString(f.path));
     if (allowed.length > 0) await connection.run(`SET allowed_paths = [${allowed.join(", ")}]`);

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
+import { conversionTypeOf } from "../analysis/event-roles.js";
 import { exportsFolder } from "../files/data-folder.js";
 import { checkExportFile } from "../files/export-path.js";
 import { withFilesInUse } from "../files/in-use.js";
@@ -30,6 +31,12 @@ const inputSchema = z.strictObject({
   sql: z.string().optional().describe("One SELECT; omit to describe the data"),
   job_ids: z.array(z.string()).optional().describe("job._id values of export jobs"),
   files: z.array(z.string()).optional().describe("Export paths in the data folder"),
+  conversion_event_type: z
+    .string()
+    .optional()
+    .describe(
+      "Which event_type is event_role 'conversion' (e.g. purchase); default as summarize_export",
+    ),
   max_rows: z
     .number()
     .meta({ minimum: 1, maximum: MAX_ROWS })
@@ -51,9 +58,9 @@ const outputSchema = z.object({
 export default defineTool({
   name: "query_export",
   title: "SQL over export files",
-  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, TIMESTAMP times, NULL if empty, job_id; (event_properties->>'amount')); scenario XLSX: scenario_nodes, scenario_days.
+  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, TIMESTAMP times, NULL if empty, job_id; (event_properties->>'amount')) and event_role: sent, received, failed, control, open, click, conversion or other, by summarize_export's rules (count(*) FILTER (WHERE event_role = 'open') is its opens); scenario XLSX: scenario_nodes, scenario_days.
 No sql: the tables, event types, JSON keys, rounds, example queries. max_rows caps rows; row_count counts all.
-Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, count(*) FROM events GROUP BY 1"}`,
+Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, count(*) FROM events GROUP BY 1"}`,
   inputSchema,
   outputSchema,
   annotations: {
@@ -85,6 +92,9 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
       limits: runtime.config.query,
       spillParent: runtime.dataFolder,
       checkSource: requireInsideFolder(runtime.dataFolder),
+      ...(args.conversion_event_type !== undefined
+        ? { conversionEventType: args.conversion_event_type }
+        : {}),
       // Each export is converted to Parquet on its first query; later ones read the copy.
       cache: {
         dataFolder: runtime.dataFolder,
@@ -111,6 +121,7 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_type, cou
           await call.progress(undefined, "reading the exports to describe them");
           const description: ExportDescription = await describeExports({
             events: await eventsFiles(sources, cacheOptions(base)),
+            conversionType: conversionTypeOf(args.conversion_event_type),
             scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
             limits: runtime.config.query,
             spillParent: runtime.dataFolder,

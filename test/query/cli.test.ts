@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { summarizeFile } from "../../src/analysis/index.js";
 import { campaignRows, HEADER, toCsv } from "../analysis/campaign-fixture.js";
 
 /** The built bin's `query` command (dist/ is built first by this file's vitest project). */
@@ -84,6 +85,39 @@ describe("crm-insights-mcp query", () => {
     expect(out.rows).toHaveLength(3);
     expect(out.row_count).toBe(rowsA.length);
     expect(out.truncated).toBe(true);
+  });
+
+  it("--conversion-event-type chooses event_role's conversions, as summarize does", async () => {
+    const sql = "SELECT event_role, count(*) FROM events GROUP BY 1 ORDER BY 1";
+    for (const given of [undefined, "kakao_story_clicked"]) {
+      const flag = given === undefined ? [] : ["--conversion-event-type", given];
+      const run = await query(["--json", ...flag, "--sql", sql, fileA]);
+      expect(run.stderr).toBe("");
+      const summary = await summarizeFile(
+        fileA,
+        given === undefined ? {} : { conversionEventType: given },
+      );
+      if (summary.kind !== "campaign_event_data") throw new Error("not a campaign summary");
+      const t = summary.totals;
+      const other = summary.event_types
+        .filter((e) => e.role === "other")
+        .reduce((n, e) => n + e.count, 0);
+      const expected = Object.entries({
+        click: t.clicks,
+        control: t.control_assigned,
+        conversion: t.conversions,
+        failed: t.failed,
+        open: t.opens,
+        other,
+        received: t.received,
+        sent: t.sent,
+      }).filter(([, n]) => n > 0);
+      expect((JSON.parse(run.stdout) as { rows: unknown }).rows, given).toEqual(expected);
+      expect(expected.some(([role]) => role === "other")).toBe(given !== undefined);
+    }
+    const missing = await query(["--sql", sql, fileA, "--conversion-event-type"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--conversion-event-type needs a value.");
   });
 
   it("prints a markdown table without --json", async () => {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, rm, unlink, utimes, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { roleOf } from "../../src/analysis/event-roles.js";
 import { exportsFolder } from "../../src/files/data-folder.js";
 import { queryCacheFolder, sweepQueryCache } from "../../src/query/cache-files.js";
 import { queryFiles } from "../../src/query/index.js";
@@ -20,9 +21,10 @@ let file: string;
 const converted: string[] = [];
 const whens: string[] = [];
 
-function query(sql: string, path = file, convertNowBytes?: number) {
+function query(sql: string, path = file, convertNowBytes?: number, conversionEventType?: string) {
   return queryFiles({
     sql,
+    ...(conversionEventType === undefined ? {} : { conversionEventType }),
     files: [{ path, jobId: "job-1" }],
     limits: LIMITS,
     maxRows: 1000,
@@ -85,6 +87,23 @@ describe("Parquet copies of exports", () => {
       if (r[9] !== "") expected.set(r[9] as string, (expected.get(r[9] as string) ?? 0) + 1);
     }
     expect(new Map(messages.rows as [string, number][])).toEqual(expected);
+  });
+
+  it("computes event_role over the copy, by each query's conversion type", async () => {
+    const rows = campaignRows(7).slice(1);
+    const sql = "SELECT event_role, count(*) FROM events GROUP BY 1";
+    for (const conversion of [undefined, "kakao_story_clicked", "purchase"]) {
+      const expected = new Map<string, number>();
+      for (const r of rows) {
+        const role = roleOf(r[3] as string, conversion);
+        expected.set(role, (expected.get(role) ?? 0) + 1);
+      }
+      const result = await query(sql, file, undefined, conversion);
+      expect(new Map(result.rows as [string, number][]), conversion).toEqual(expected);
+    }
+    // One copy served all three: the role is not stored in it.
+    expect(converted).toHaveLength(1);
+    expect(await cacheFiles()).toHaveLength(1);
   });
 
   it("makes a new copy when the export changes, and the sweep removes the stale one", async () => {
