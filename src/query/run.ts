@@ -82,16 +82,20 @@ export async function withSession<T>(
 /** Runs one read-only statement in a fresh locked-down session, within the time limit. */
 export function runQuery(options: QueryOptions): Promise<QueryResult> {
   return withSession(options, async (duck, session) => {
-    const prepared = await prepareReadOnly(duck, session.connection, options.sql);
-    return withDeadline(session, options, () => readCapped(prepared, options));
+    const prepared = await prepareReadOnly(duck, session, options.sql);
+    return withDeadline(session, options, () => readCapped(prepared, options), options.sql);
   });
 }
 
-/** Interrupts the running statement when the time limit passes or the caller cancels. */
+/**
+ * Interrupts the running statement when the time limit passes or the caller cancels. `sql`, the
+ * statement run, lets an error's hint speak of what it wrote.
+ */
 export async function withDeadline<T>(
   session: QuerySession,
   options: Pick<QueryOptions, "limits" | "signal">,
   work: () => Promise<T>,
+  sql = "",
 ): Promise<T> {
   let reason: "timeout" | "cancelled" | undefined;
   const stop = (why: "timeout" | "cancelled") => {
@@ -116,7 +120,7 @@ export async function withDeadline<T>(
   } catch (error) {
     if (reason !== undefined) throw stopped();
     if (error instanceof QueryError) throw error;
-    throw sqlError(error);
+    throw sqlError(error, { sql, tables: session.tables });
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);

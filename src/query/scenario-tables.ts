@@ -3,6 +3,7 @@ import { readScenarioWorkbook, type ScenarioWorkbook } from "../analysis/scenari
 import type { DuckDb } from "./engine.js";
 import { sqlIdentifier } from "./events-view.js";
 import type { QuerySource } from "./sources.js";
+import type { TableColumns } from "./sql-hints.js";
 
 /**
  * Scenario XLSX exports as two tables (DuckDB's own excel reader would need an extension
@@ -86,12 +87,13 @@ function dateParts(text: string): { year: number; month: number; day: number } |
   return m ? { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]) } : null;
 }
 
+/** Makes and fills scenario_nodes and scenario_days; returns their columns, for error hints. */
 export async function loadScenarioTables(
   duck: DuckDb,
   connection: DuckDBConnection,
   sources: QuerySource[],
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<TableColumns[]> {
   const books: { source: QuerySource; book: ScenarioWorkbook }[] = [];
   for (const source of sources) {
     books.push({ source, book: await readScenarioWorkbook(source.path, source.bytes, signal) });
@@ -143,4 +145,8 @@ export async function loadScenarioTables(
     nodes.closeSync();
     days.closeSync();
   }
+  return [
+    { name: "scenario_nodes", columns: [...NODE_LEADS.map(([n]) => n), ...names] },
+    { name: "scenario_days", columns: [...DAY_LEADS.map(([n]) => n), ...names] },
+  ];
 }

@@ -1,9 +1,10 @@
 import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { QueryLimits } from "../config.js";
 import type { DuckDb } from "./engine.js";
-import { type EventsFile, eventsViewSql, sqlString } from "./events-view.js";
+import { EVENTS_COLUMNS, type EventsFile, eventsViewSql, sqlString } from "./events-view.js";
 import { loadScenarioTables } from "./scenario-tables.js";
 import type { QuerySource } from "./sources.js";
+import type { TableColumns } from "./sql-hints.js";
 
 /**
  * One locked-down DuckDB database per query, in memory: the tables over the chosen exports are
@@ -16,6 +17,8 @@ import type { QuerySource } from "./sources.js";
  */
 export interface QuerySession {
   readonly connection: DuckDBConnection;
+  /** The tables' columns, for the hints of an error (sql-hints.ts). */
+  readonly tables: readonly TableColumns[];
   close(): void;
 }
 
@@ -41,10 +44,12 @@ export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<Quer
     autoload_known_extensions: "false",
   });
   let connection: DuckDBConnection | undefined;
+  let tables: TableColumns[];
   try {
     connection = await instance.connect();
     await connection.run(eventsViewSql(plan.events, plan.conversionType));
-    await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
+    const scenarioTables = await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
+    tables = [{ name: "events", columns: [...EVENTS_COLUMNS] }, ...scenarioTables];
     const allowed = plan.events.map((f) => sqlString(f.path));
     if (allowed.length > 0) await connection.run(`SET allowed_paths = [${allowed.join(", ")}]`);
     await connection.run("SET enable_external_access = false");
@@ -57,6 +62,7 @@ export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<Quer
   const open = connection;
   return {
     connection: open,
+    tables,
     close() {
       open.closeSync();
       instance.closeSync();

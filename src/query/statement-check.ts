@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBPreparedStatement } from "@duckdb/node-api";
 import type { DuckDb } from "./engine.js";
 import { QueryError } from "./errors.js";
+import type { QuerySession } from "./session.js";
 import { sqlError } from "./sql-hints.js";
 
 /**
@@ -15,9 +16,11 @@ import { sqlError } from "./sql-hints.js";
  */
 export async function prepareReadOnly(
   duck: DuckDb,
-  connection: DuckDBConnection,
+  session: QuerySession,
   sql: string,
 ): Promise<DuckDBPreparedStatement> {
+  const connection = session.connection;
+  const context = { sql, tables: session.tables };
   if (sql.trim() === "") {
     throw new QueryError("sql is empty; give one SELECT statement.", "bad_input");
   }
@@ -27,7 +30,7 @@ export async function prepareReadOnly(
     extracted = await connection.extractStatements(sql);
     count = extracted.count;
   } catch (error) {
-    throw sqlError(error);
+    throw sqlError(error, context);
   }
   if (count !== 1) {
     throw refused(
@@ -49,7 +52,7 @@ export async function prepareReadOnly(
   try {
     prepared = await extracted.prepare(0);
   } catch (error) {
-    throw sqlError(error);
+    throw sqlError(error, context);
   }
   if (prepared.statementType !== duck.StatementType.SELECT) {
     prepared.destroySync();
