@@ -110,7 +110,7 @@ export function renderDescription(d: ExportDescription): string {
   if (d.event_roles.length > 0) {
     const conversion =
       d.conversion_event_type === null
-        ? "conversion: every type that is none of the others (pass conversion_event_type to choose one)"
+        ? "conversion: every type that is none of the others, unless conversion_event_type names one"
         : `conversion: ${tableCell(d.conversion_event_type)} (conversion_event_type)`;
     lines.push(
       `**event_role** (summarize_export's rules; ${conversion}): ${d.event_roles.map((r) => `${r.event_role} ${formatCount(r.rows)}`).join(", ")}`,

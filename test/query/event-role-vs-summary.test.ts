@@ -67,7 +67,7 @@ const controlled = world.campaigns.find(
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "event-role-vs-summary-"));
-  const campaigns = CHANNELS.map((channel) => ({
+  const campaigns: { name: string; campaign: SandboxCampaign }[] = CHANNELS.map((channel) => ({
     name: channel,
     campaign: plainCampaign(channel),
   }));
