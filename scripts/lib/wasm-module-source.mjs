@@ -2,6 +2,9 @@
 // loads from src/ (tests), dist/ (tsc) and the bundled bin alike, with no file to find at run
 // time. Shared by scripts/build-wasm.mjs, which writes it, and the test that checks the committed
 // module still matches its .wat source.
+import { existsSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import initWabt from "wabt";
 
 /** The binary of `watText` (SIMD on), validated. */
@@ -14,6 +17,31 @@ export async function watToBinary(fileName, watText) {
   } finally {
     parsed.destroy();
   }
+}
+
+/**
+ * `watText` with every `{{NAME}}` replaced by `constants[NAME]` (an integer); throws on a name
+ * that has none, so a renamed constant cannot leave a place behind.
+ */
+export function fillWat(fileName, watText, constants) {
+  return watText.replace(/\{\{(\w+)\}\}/g, (_, name) => {
+    const value = constants[name];
+    if (!Number.isSafeInteger(value)) {
+      throw new Error(`${fileName}: {{${name}}} names no integer constant of its layout module.`);
+    }
+    return String(value);
+  });
+}
+
+/**
+ * The binary of the .wat file at `watPath`, its `{{NAME}}` places filled from the constants of
+ * NAME-layout.ts beside it (when there is one; loaded with Node's type stripping).
+ */
+export async function assembleWat(watPath) {
+  const layoutPath = watPath.replace(/\.wat$/, "-layout.ts");
+  const constants = existsSync(layoutPath) ? { ...(await import(pathToFileURL(layoutPath))) } : {};
+  const name = basename(watPath);
+  return watToBinary(name, fillWat(name, readFileSync(watPath, "utf8"), constants));
 }
 
 /** The TypeScript source of the module holding `binary`, generated from `watName`. */

@@ -1,3 +1,13 @@
+import {
+  ENDS_AT,
+  ESCAPED_AT,
+  KERNEL_FIELDS,
+  MAX_WINDOW,
+  PADDING,
+  POSITIONS_AT,
+  RECORD_AT,
+  STARTS_AT,
+} from "./csv-specials-layout.js";
 import { WASM_BINARY } from "./csv-specials-wasm.js";
 
 /**
@@ -7,16 +17,8 @@ import { WASM_BINARY } from "./csv-specials-wasm.js";
  * same module reads a record of unquoted fields whole (`record`) and hashes its key fields.
  */
 
-/** Largest window one `index` call takes: the module's memory holds this much input. */
-export const MAX_WINDOW = 1 << 16;
-const PADDING = 16;
-const POSITIONS_AT = MAX_WINDOW + PADDING;
-/** Most fields of a record `record` reads; where it writes them (see csv-specials.wat). */
-export const KERNEL_FIELDS = 1024;
-const STARTS_AT = POSITIONS_AT + 4 * MAX_WINDOW;
-const ENDS_AT = STARTS_AT + 4 * KERNEL_FIELDS;
-const ESCAPED_AT = ENDS_AT + 4 * KERNEL_FIELDS;
-const RECORD_AT = ESCAPED_AT + KERNEL_FIELDS;
+/** The largest window `index` takes and the most fields `record` reads. */
+export { KERNEL_FIELDS, MAX_WINDOW } from "./csv-specials-layout.js";
 
 interface SpecialsExports {
   memory: { buffer: ArrayBuffer };
@@ -67,7 +69,7 @@ export class SpecialsIndex {
   constructor() {
     compiled ??= new wasm.Module(WASM_BINARY);
     this.exports = new wasm.Instance(compiled).exports as SpecialsExports;
-    // The memory never grows (fixed size in the .wat), so these views stay valid.
+    // The memory never grows (fixed size: the layout's PAGES), so these views stay valid.
     const buffer = this.exports.memory.buffer;
     this.input = new Uint8Array(buffer, 0, MAX_WINDOW + PADDING);
     this.positions = new Int32Array(buffer, POSITIONS_AT, MAX_WINDOW);

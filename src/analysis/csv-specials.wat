@@ -2,17 +2,16 @@
 ;; that can end or open a field are. Sixteen bytes are compared at once, which a JS loop over
 ;; single bytes cannot do; the state machine in JS then jumps from one such byte to the next.
 ;;
-;; Memory: the window's bytes at 0, followed by 16 zero bytes (the caller writes them: a zero is
-;; not one of the bytes sought, so the last vector can read past the window's end); the positions
-;; found, as little-endian i32, from POSITIONS on. Windows are at most 64 KiB, so POSITIONS is
-;; 64 KiB + 16 and the positions (at most one per byte) end before 64 KiB + 16 + 256 KiB. After
-;; them, the fields of the record `record` read (room for 1,024): their starts (i32) at 327696,
-;; their ends at 331792, their escaped flags (one byte each) at 335888, at 336912 two i32: the
-;; record's field count and the offset after its line break, and at 336920 the i64 hash of its key
-;; (see keyHash). All inside 6 pages.
-;; scripts/build-wasm.mjs turns this file into src/analysis/csv-specials-wasm.ts.
+;; Memory: the window's bytes at 0, followed by PADDING zero bytes (the caller writes them: a zero
+;; is not one of the bytes sought, so the last vector can read past the window's end); the
+;; positions found, as little-endian i32, from POSITIONS_AT on; after them, the fields of the
+;; record `record` read: their starts (i32) at STARTS_AT, their ends at ENDS_AT, their escaped
+;; flags (one byte each) at ESCAPED_AT; at RECORD_AT and RECORD_END_AT the record's field count
+;; and the offset after its line break, and at KEY_HASH_AT the i64 hash of its key (see keyHash).
+;; The numbers are written in csv-specials-layout.ts alone: scripts/build-wasm.mjs puts each in
+;; the places below that name it in double braces, and turns this file into csv-specials-wasm.ts.
 (module
-  (memory (export "memory") 6)
+  (memory (export "memory") {{PAGES}})
 
   ;; index(len, base): the positions of every comma, quote, LF and CR among bytes [0, len), each
   ;; plus `base` (the window's offset in the caller's data), in increasing order; returns how many.
@@ -32,7 +31,7 @@
     (local.set $quote (i8x16.splat (i32.const 34)))
     (local.set $lf (i8x16.splat (i32.const 10)))
     (local.set $cr (i8x16.splat (i32.const 13)))
-    (local.set $out (i32.const 65552))
+    (local.set $out (i32.const {{POSITIONS_AT}}))
     (block $done
       (loop $blocks
         (br_if $done (i32.ge_u (local.get $at) (local.get $len)))
@@ -97,7 +96,7 @@
             (br $positions)))
         (local.set $at (i32.add (local.get $at) (i32.const 64)))
         (br $blocks)))
-    (i32.shr_u (i32.sub (local.get $out) (i32.const 65552)) (i32.const 2)))
+    (i32.shr_u (i32.sub (local.get $out) (i32.const {{POSITIONS_AT}})) (i32.const 2)))
 
   ;; record(k, found, base, start, maxFields, maxField, keyFields): the record that starts at `start` (in the
   ;; caller's data; `base` is the window's offset there, as given to index), whose first special
@@ -116,20 +115,21 @@
     (local $b i32)
     (local $slot i32)
     (local.set $recordStart (local.get $start))
-    (i64.store (i32.const 336920) (i64.const 0))
+    (i64.store (i32.const {{KEY_HASH_AT}}) (i64.const 0))
     (block $other
       (loop $fields
         (br_if $other (i32.ge_u (local.get $k) (local.get $found)))
-        (local.set $p (i32.load (i32.add (i32.const 65552) (i32.shl (local.get $k) (i32.const 2)))))
+        (local.set $p
+          (i32.load (i32.add (i32.const {{POSITIONS_AT}}) (i32.shl (local.get $k) (i32.const 2)))))
         (local.set $b (i32.load8_u (i32.sub (local.get $p) (local.get $base))))
         (br_if $other
           (i32.or
             (i32.ge_u (local.get $count) (local.get $maxFields))
             (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (local.get $maxField))))
         (local.set $slot (i32.shl (local.get $count) (i32.const 2)))
-        (i32.store (i32.add (i32.const 327696) (local.get $slot)) (local.get $start))
-        (i32.store (i32.add (i32.const 331792) (local.get $slot)) (local.get $p))
-        (i32.store8 (i32.add (i32.const 335888) (local.get $count)) (i32.const 0))
+        (i32.store (i32.add (i32.const {{STARTS_AT}}) (local.get $slot)) (local.get $start))
+        (i32.store (i32.add (i32.const {{ENDS_AT}}) (local.get $slot)) (local.get $p))
+        (i32.store8 (i32.add (i32.const {{ESCAPED_AT}}) (local.get $count)) (i32.const 0))
         (local.set $count (i32.add (local.get $count) (i32.const 1)))
         ;; Only a key whose last field ends at a comma or a line break: a quote there would make
         ;; it another key (the caller may use the hash of a record it reads itself).
@@ -151,12 +151,12 @@
             (local.set $k (i32.add (local.get $k) (i32.const 1)))
             (local.set $start (i32.add (local.get $start) (i32.const 1))))
           (else (br_if $other (i32.ne (local.get $b) (i32.const 10)))))
-        (i32.store (i32.const 336912) (local.get $count))
-        (i32.store (i32.const 336916) (local.get $start))
+        (i32.store (i32.const {{RECORD_AT}}) (local.get $count))
+        (i32.store (i32.const {{RECORD_END_AT}}) (local.get $start))
         (return (local.get $k))))
     (i32.const -1))
 
-  ;; keyHash(at, len): a 64-bit hash of memory [at, at + len), to 336920: xxHash64's round over
+  ;; keyHash(at, len): a 64-bit hash of memory [at, at + len), to KEY_HASH_AT: xxHash64's round over
   ;; 8-byte words, the last 1-7 bytes as one more word with the bytes past the end masked off (the
   ;; window's 16 padding bytes keep that read inside it), the length mixed in, xxHash64's avalanche.
   (func $keyHash (param $at i32) (param $len i32)
@@ -196,6 +196,6 @@
       (i64.const 0xc2b2ae3d27d4eb4f)))
     (local.set $h (i64.mul (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 29)))
       (i64.const 0x165667b19e3779f9)))
-    (i64.store (i32.const 336920)
+    (i64.store (i32.const {{KEY_HASH_AT}})
       (i64.xor (local.get $h) (i64.shr_u (local.get $h) (i64.const 32)))))
 )

@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { wasmModuleSource, watToBinary } from "../../scripts/lib/wasm-module-source.mjs";
+import { assembleWat, fillWat, wasmModuleSource } from "../../scripts/lib/wasm-module-source.mjs";
 import { MAX_WINDOW, SpecialsIndex } from "../../src/analysis/csv-specials.js";
+import { PAGES, RECORD_AT } from "../../src/analysis/csv-specials-layout.js";
 import { WASM_BINARY } from "../../src/analysis/csv-specials-wasm.js";
 
 const SPECIAL = new Set([0x2c, 0x22, 0x0a, 0x0d]);
@@ -183,11 +184,23 @@ describe("the special bytes' index (csv-specials.wat)", () => {
 
   it("is the binary its .wat source assembles to (run npm run build:wasm after editing it)", async () => {
     const watPath = fileURLToPath(new URL("../../src/analysis/csv-specials.wat", import.meta.url));
-    const binary: Buffer = await watToBinary("csv-specials.wat", readFileSync(watPath, "utf8"));
+    const binary: Buffer = await assembleWat(watPath);
     expect(Buffer.from(WASM_BINARY).equals(binary)).toBe(true);
     const modulePath = fileURLToPath(
       new URL("../../src/analysis/csv-specials-wasm.ts", import.meta.url),
     );
     expect(readFileSync(modulePath, "utf8")).toBe(wasmModuleSource("csv-specials.wat", binary));
+  });
+
+  it("takes its memory layout from csv-specials-layout.ts, and no place is left unfilled", () => {
+    const index = new SpecialsIndex();
+    // The memory the .wat declares is the layout's, and the views are where the layout says.
+    expect((index.read.buffer as ArrayBuffer).byteLength).toBe(PAGES * 65536);
+    expect(index.read.byteOffset).toBe(RECORD_AT);
+    // A place naming no constant is an error, not a zero or a text wabt may read some other way.
+    expect(() => fillWat("x.wat", "(i32.const {{NOPE}})", { RECORD_AT })).toThrow(/NOPE/);
+    expect(fillWat("x.wat", "(i32.const {{RECORD_AT}})", { RECORD_AT })).toBe(
+      `(i32.const ${RECORD_AT})`,
+    );
   });
 });
