@@ -42,6 +42,16 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     );
   }
   const dir = await mkdtemp(join(tmpdir(), "crm-pg-"));
+  try {
+    return await startCluster(bin, dir);
+  } catch (error) {
+    // A cluster that did not start must not leave its folder (initdb may have filled it).
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startCluster(bin: string, dir: string): Promise<TestPostgres> {
   const data = join(dir, "data");
   const asRoot = process.getuid?.() === 0;
   let uid: number | undefined;

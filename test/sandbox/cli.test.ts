@@ -1,13 +1,23 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 
 // `crm-insights-mcp sandbox` as the contract fixes it; runs the built dist (its vitest project builds it first).
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 
 function run(args: string[]): ChildProcess {
-  return spawn(process.execPath, [CLI, "sandbox", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "sandbox", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Also when the test fails: a sandbox left serving would keep its temp folder of files.
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, "exit");
+    child.kill("SIGTERM");
+    await exited;
+  });
+  return child;
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {

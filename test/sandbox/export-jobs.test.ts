@@ -8,7 +8,7 @@ import { createUrlSigner } from "../../src/sandbox/download-urls.js";
 import { createExportJobs } from "../../src/sandbox/export-jobs.js";
 import { formatKstDate } from "../../src/sandbox/world/time.js";
 import type { World } from "../../src/sandbox/world/types.js";
-import { client, manualClock, sandboxForFile } from "./support.js";
+import { client, manualClock, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Spec 2.3, 3.1, 4.2, 4.3, 7.2 and the create-rate and size limits of 8.
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
@@ -231,7 +231,7 @@ describe("400 errors of 7.2", () => {
 describe("429 after 10 creations in 10 minutes", () => {
   it("refuses the 11th with Retry-After and accepts again once the window slides", async () => {
     const own = manualClock();
-    const fresh = await sandboxForFile({ clock: own.read, jobSeconds: 0 });
+    const fresh = await sandboxForTest({ clock: own.read, jobSeconds: 0 });
     const freshApi = client(fresh);
     const body = { type: "campaign_event_data", campaign_id: normal?._id };
     for (let i = 0; i < 10; i += 1) {

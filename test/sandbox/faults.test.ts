@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { client, manualClock, sandboxForFile } from "./support.js";
+import { client, manualClock, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Fault injection (issue 3, item 6): injected statuses, delays, dropped connections, cut downloads.
 const sandbox = await sandboxForFile();
@@ -62,7 +62,7 @@ describe("fault injection", () => {
   it("drops the connection after processing a create (the creation counts)", async () => {
     // Its own sandbox and clock: the 10-per-10-minutes window shows the dropped create counted.
     const own = manualClock();
-    const fresh = await sandboxForFile({ clock: own.read });
+    const fresh = await sandboxForTest({ clock: own.read });
     const freshApi = client(fresh);
     const body = { type: "campaign_event_data", campaign_id: campaignId };
     for (let i = 0; i < 9; i += 1) expect((await freshApi.createJob(body)).status).toBe(200);

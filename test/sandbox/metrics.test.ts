@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { metricsCampaignSchema } from "../../src/api/schemas.js";
-import { client, sandboxForFile } from "./support.js";
+import { client, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Spec 2.6 and 4.4 (errors in the export endpoints' style; documented).
 const sandbox = await sandboxForFile();
@@ -119,7 +119,7 @@ describe("KST even for an application in another zone (spec 4.4 names KST)", () 
   it("reads date-only and offset-less values in KST, not in the application's zone", async () => {
     const { createWorld } = await import("../../src/sandbox/world/index.js");
     const real = createWorld({ seed: 42, now: world.now });
-    const utcApp = await sandboxForFile({ world: { ...real, timeZone: "UTC" } });
+    const utcApp = await sandboxForTest({ world: { ...real, timeZone: "UTC" } });
     const utcApi = client(utcApp);
     // A task between 00:00 and 09:00 KST: its KST date differs from its UTC date.
     const early = real.campaigns

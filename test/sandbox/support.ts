@@ -1,4 +1,4 @@
-import { afterAll } from "vitest";
+import { afterAll, onTestFinished } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/types.js";
 
@@ -16,10 +16,20 @@ export function manualClock(start = 1_000_000) {
   };
 }
 
-/** Starts a sandbox over the real world, closed after the file's tests. */
+/** Starts a sandbox over the real world, closed after the file's tests (call it at file level). */
 export async function sandboxForFile(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const sandbox = await startSandbox({ now: TEST_NOW, jobSeconds: 0, ...options });
   afterAll(() => sandbox.close());
+  return sandbox;
+}
+
+/**
+ * Starts a sandbox for one test, closed when the test ends, also when it fails (inside a test,
+ * afterAll is never called: the sandbox and its temp folder would stay).
+ */
+export async function sandboxForTest(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const sandbox = await startSandbox({ now: TEST_NOW, jobSeconds: 0, ...options });
+  onTestFinished(() => sandbox.close());
   return sandbox;
 }
 
