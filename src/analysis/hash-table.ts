@@ -59,7 +59,8 @@ export function hashBytes(
   if (out[0] === EMPTY && out[1] === EMPTY) out[1] = 1;
 }
 
-function fmix(x: number): number {
+/** murmur3's 32-bit finalizer: every bit of `x` moves every bit of the result (signed). */
+export function fmix(x: number): number {
   let h = x;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

@@ -7,7 +7,7 @@ import {
 } from "./campaign-columns.js";
 import { type CsvRecord, fieldText, sameBytesAt } from "./csv-scanner.js";
 import { AnalysisError } from "./errors.js";
-import { U64Map } from "./hash-table.js";
+import { fmix, U64Map } from "./hash-table.js";
 import { safeText } from "./safe-text.js";
 
 /**
@@ -127,16 +127,6 @@ function hashKey(
   out[0] = fmix(h1);
   out[1] = fmix(h2 ^ (h2 >>> 13));
   if (out[0] === 0 && out[1] === 0) out[1] = 1;
-}
-
-function fmix(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h | 0;
 }
 
 const CACHE_SLOTS = 256;
