@@ -1,19 +1,49 @@
 import type { FileHandle } from "node:fs/promises";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { Dispatcher } from "undici";
 import { redact } from "../redact.js";
-import { DownloadFailedError } from "./errors.js";
+import { ApiError, DownloadFailedError } from "./errors.js";
 import { errorCode } from "./to-api-error.js";
 
 /**
- * Writing a download's body into its temporary file: bounded in size and in bytes not yet on
- * disk, a local disk failure told apart from the network's.
+ * Writing a download's body into its temporary file: bounded in size, the body paused whenever
+ * the disk is behind, a local disk failure told apart from the network's.
  */
 
 /**
- * Bytes received but not yet on disk. The body is never paused (see streamToFile), so a disk
- * slower than the network would otherwise buffer up to the whole file in memory.
+ * What the file sink takes before it tells the body to wait. Together with the body's own buffer
+ * (undici's 64 KiB) and the socket's, a download holds about 1.2 MiB in memory at most, under
+ * 2 MiB whatever the file's size and however slow the disk: a slower disk makes the download
+ * slower (the host's sending waits on TCP), never failed.
  */
-const MAX_PENDING_BYTES = 64 * 1024 * 1024;
+export const SINK_BUFFER_BYTES = 1024 * 1024;
+
+/** Writes chunks at the file's current position; a test passes a slower one for a slow disk. */
+export type WriteChunks = (file: FileHandle, chunks: Buffer[]) => Promise<void>;
+
+export const writeChunks: WriteChunks = async (file, chunks) => {
+  let rest = chunks;
+  // writev may write less than asked (a disk filling up): the rest is written again, and a full
+  // disk then fails with ENOSPC instead of leaving a silent gap.
+  while (rest.length > 0) {
+    const { bytesWritten } = await file.writev(rest);
+    rest = dropBytes(rest, bytesWritten);
+  }
+};
+
+function dropBytes(chunks: Buffer[], count: number): Buffer[] {
+  let left = count;
+  let index = 0;
+  while (index < chunks.length && left >= (chunks[index]?.length ?? 0)) {
+    left -= chunks[index]?.length ?? 0;
+    index++;
+  }
+  const rest = chunks.slice(index);
+  const first = rest[0];
+  if (first !== undefined && left > 0) rest[0] = first.subarray(left);
+  return rest;
+}
 
 export function failed(message: string, status?: number): DownloadFailedError {
   return new DownloadFailedError(message, { operation: "download_export", status });
@@ -45,90 +75,72 @@ export class BodyBroke extends Error {
   }
 }
 
+export interface FileTarget {
+  handle: FileHandle;
+  /** Shown in a disk error (redacted). */
+  directory: string;
+  write?: WriteChunks | undefined;
+}
+
 /**
- * Writes the body into the already open file, reading it at network speed and never pausing it.
- * Undici 7 (nodejs/undici#5360) asserts `!this.paused` in its HTTP/1 parser when the peer closes
- * the connection while the body stream is under backpressure: an exception thrown from the
- * socket's `end` handler, which no caller can catch, ends the process. A file host that closes
- * after part of a file (or after all of it, with `Connection: close`) while we awaited a disk
- * write was enough. The fix in undici 8 (#5474) needs Node >= 22.19; we support 20.18. So the
- * body flows without backpressure into a queue of writes, and the queue is bounded by
- * MAX_PENDING_BYTES instead (a disk that slow fails the download, not the process).
+ * Streams the body into the already open file through a pipeline: the body is read only as fast
+ * as the file takes it (undici 8 pauses its HTTP/1 parser, and a host that closes the connection
+ * meanwhile ends the body normally or with an error, nodejs/undici#5474). Resolves with the
+ * bytes written, once they are synced; the caller closes and removes the file on failure.
  */
-export function streamToFile(
+export async function streamToFile(
   body: Dispatcher.ResponseData["body"],
-  handle: FileHandle,
-  directory: string,
+  target: FileTarget,
   maxBytes: number,
   expected: number | undefined,
   onProgress: ((bytes: number) => void) | undefined,
 ): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    let received = 0;
-    let pending = 0;
-    let written = 0;
-    let failure: unknown;
-    let writes: Promise<void> = Promise.resolve();
-    const fail = (error: unknown) => {
-      if (failure !== undefined) return;
-      failure = error;
-      body.destroy();
-      // The file is closed and removed by the caller: wait until no write is in flight.
-      writes.then(
-        () => reject(error),
-        () => reject(error),
-      );
-    };
-    body.on("data", (chunk: Buffer) => {
-      if (failure !== undefined) return;
+  const write = target.write ?? writeChunks;
+  let received = 0;
+  let written = 0;
+  async function* checked(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
       received += chunk.length;
       if (received > maxBytes) {
-        fail(
-          failed(
-            `The download exceeded the ${maxBytes}-byte limit (CRM_MAX_DOWNLOAD_MB); nothing was kept.`,
-          ),
+        throw failed(
+          `The download exceeded the ${maxBytes}-byte limit (CRM_MAX_DOWNLOAD_MB); nothing was kept.`,
         );
-        return;
       }
       if (expected !== undefined && received > expected) {
-        fail(
-          failed(
-            `The download is larger than the ${expected} bytes the export job announced; nothing was kept.`,
-          ),
+        throw failed(
+          `The download is larger than the ${expected} bytes the export job announced; nothing was kept.`,
         );
-        return;
       }
-      pending += chunk.length;
-      if (pending > MAX_PENDING_BYTES) {
-        fail(
-          failed(
-            `Writing the export to ${redact(directory)} fell more than ${MAX_PENDING_BYTES} bytes behind the download; nothing was kept. Check CRM_DATA_DIR (a slow or network disk).`,
-          ),
-        );
-        return;
-      }
-      writes = writes.then(async () => {
-        await onDisk(directory, () => handle.write(chunk));
-        pending -= chunk.length;
-        written += chunk.length;
+      yield chunk;
+    }
+    if (expected !== undefined && received !== expected) {
+      throw failed(
+        `The download ended after ${received} of the ${expected} bytes the export job announced; nothing was kept.`,
+      );
+    }
+  }
+  const sink = new Writable({
+    highWaterMark: SINK_BUFFER_BYTES,
+    writev(entries, callback) {
+      const chunks = entries.map((entry) => entry.chunk as Buffer);
+      onDisk(target.directory, () => write(target.handle, chunks)).then(() => {
+        for (const chunk of chunks) written += chunk.length;
         onProgress?.(written);
-      });
-      writes.catch(fail);
-    });
-    body.on("error", (error: unknown) => fail(new BodyBroke(received, error)));
-    body.on("end", () => {
-      writes
-        .then(async () => {
-          if (failure !== undefined) return;
-          if (expected !== undefined && received !== expected) {
-            throw failed(
-              `The download ended after ${received} of the ${expected} bytes the export job announced; nothing was kept.`,
-            );
-          }
-          await onDisk(directory, () => handle.sync());
-          resolve(received);
-        })
-        .catch(fail);
-    });
+        callback();
+      }, callback);
+    },
+    final(callback) {
+      onDisk(target.directory, () => target.handle.sync()).then(() => callback(), callback);
+    },
   });
+  try {
+    await pipeline(body, checked, sink);
+  } catch (error) {
+    // The checks and the disk fail with the download's own errors; anything else came from the
+    // body (a cut connection, a timeout, the caller's abort). Bytes still in the body's buffer
+    // (waiting for the disk) had arrived too: they count in how far the download got.
+    if (error instanceof ApiError) throw error;
+    throw new BodyBroke(received + body.readableLength, error);
+  }
+  return written;
 }

@@ -5,7 +5,7 @@ import { ownedTempPath, sweepOrphanTempFiles } from "../orphan-files.js";
 import { redactUrl } from "../redact.js";
 import { callSignal } from "./call-signal.js";
 import { checkDownloadUrl, exportFileName, refuse } from "./download-checks.js";
-import { BodyBroke, failed, onDisk, streamToFile } from "./download-write.js";
+import { BodyBroke, failed, onDisk, streamToFile, type WriteChunks } from "./download-write.js";
 import { ApiError } from "./errors.js";
 import type { ExportJob } from "./schemas.js";
 import { mapTransportError } from "./to-api-error.js";
@@ -48,6 +48,8 @@ export interface DownloadContext {
   deadline?: number | undefined;
   /** Called with the bytes written so far, after each chunk reaches the temporary file. */
   onProgress?: ((bytes: number) => void) | undefined;
+  /** How chunks reach the temporary file (default: writev at its position); tests slow it down. */
+  writeChunks?: WriteChunks | undefined;
 }
 
 export async function downloadExport(
@@ -94,7 +96,7 @@ export async function downloadExport(
   try {
     await onDisk(directory, () => mkdir(directory, { recursive: true, mode: 0o700 }));
     await sweepOrphanTempFiles([directory]);
-    // Opened before the request, so the body is read the moment it arrives (see streamToFile).
+    // Opened before the request: a data folder that cannot be written fails before connecting.
     handle = await onDisk(directory, () => open(tempPath, "wx", 0o600));
     for (let hop = 0; ; hop++) {
       response = await context.dispatcher.request({
@@ -133,8 +135,7 @@ export async function downloadExport(
     }
     const bytes = await streamToFile(
       response.body,
-      handle,
-      directory,
+      { handle, directory, write: context.writeChunks },
       context.maxBytes,
       expected,
       context.onProgress,

@@ -4,10 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "./support.js";
 
 /**
- * A download the file host cuts short must cost the download, not the process: undici 7 can throw
- * an uncatchable assertion from the socket's `end` handler (nodejs/undici#5360), so the client
- * runs in a child process and the test watches it survive. The child runs the built code (npm
- * test builds first; Node 20 cannot run TypeScript).
+ * A download the file host cuts short must cost the download, not the process: undici 7 threw an
+ * uncatchable assertion from the socket's `end` handler when the body was paused
+ * (nodejs/undici#5360, fixed in undici 8), so the client runs in a child process and the test
+ * watches it survive. The child runs the built code (its project builds dist/ first).
  */
 const builtClient = new URL("../../dist/api/client.js", import.meta.url);
 
