@@ -2,7 +2,11 @@ import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.js";
 import { isLoopbackHost } from "./loopback-host.js";
-import { MAX_RESULT_TOKENS } from "./tools/result-budget.js";
+
+/** Default budget of structuredContent, in estimated tokens. */
+export const DEFAULT_RESULT_TOKENS = 8_000;
+/** Never above this, whatever the configuration: below Claude Code's 25,000-token cut. */
+export const MAX_RESULT_TOKENS = 20_000;
 
 /**
  * The checks of single environment values (keys, URLs, zones, hosts, numbers, the budget), each a

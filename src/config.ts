@@ -6,9 +6,11 @@ import {
   EXPORT_CREATE_WINDOW_SECONDS,
   MIN_POLL_INTERVAL_SECONDS,
 } from "./api/limits.js";
+import type { ApiClientOptions } from "./api/types.js";
 import {
   boundedInteger,
   budgetSchema,
+  DEFAULT_RESULT_TOKENS,
   databaseUrlSchema,
   hostList,
   integer,
@@ -25,7 +27,6 @@ import {
 import type { LogLevel } from "./log.js";
 import { isLoopbackHost } from "./loopback-host.js";
 import { blankToUndefined } from "./text-input.js";
-import { DEFAULT_RESULT_TOKENS } from "./tools/result-budget.js";
 
 /**
  * The server's configuration, parsed once from the environment. Every variable of the contract
@@ -317,4 +318,43 @@ export function envText(value: string | undefined): string | undefined {
 
 function hasProblem(problems: string[], name: string): boolean {
   return problems.some((p) => p.startsWith(`${name}:`));
+}
+
+/**
+ * Client options for remote mode from the parsed config. In sandbox mode the server passes the
+ * sandbox's URLs and keys as `overrides` (anything missing there is a ConfigError).
+ */
+export function apiClientOptionsFromConfig(
+  config: Config,
+  overrides: Partial<ApiClientOptions> = {},
+): ApiClientOptions {
+  const need = (value: string | undefined, variable: string): string => {
+    if (value !== undefined && value !== "") return value;
+    throw new ConfigError(
+      config.mode === "sandbox"
+        ? `${variable} is not available: the embedded sandbox must provide it.`
+        : `${variable} is required when CRM_BASE_URL is set.`,
+    );
+  };
+  const baseUrl = need(overrides.baseUrl ?? config.baseUrl, "CRM_BASE_URL");
+  return {
+    baseUrl,
+    realtimeBaseUrl: overrides.realtimeBaseUrl ?? config.realtimeBaseUrl ?? baseUrl,
+    applicationId: need(overrides.applicationId ?? config.applicationId, "CRM_APPLICATION_ID"),
+    secretKey: need(overrides.secretKey ?? config.secretKey, "CRM_SECRET_KEY"),
+    recommendSecretKey: need(
+      overrides.recommendSecretKey ??
+        config.recommendSecretKey ??
+        overrides.secretKey ??
+        config.secretKey,
+      "CRM_RECOMMEND_SECRET_KEY",
+    ),
+    dataDir: overrides.dataDir ?? config.dataDir,
+    downloadHosts: "downloadHosts" in overrides ? overrides.downloadHosts : config.downloadHosts,
+    maxDownloadBytes: overrides.maxDownloadBytes ?? config.maxDownloadBytes,
+    userAgent: overrides.userAgent,
+    timeouts: overrides.timeouts,
+    retry: overrides.retry,
+    now: overrides.now,
+  };
 }

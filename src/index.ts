@@ -4,12 +4,12 @@
  */
 export { AnalysisError } from "./analysis/errors.js";
 export { renderSummaryMarkdown, summarizeFile } from "./analysis/index.js";
-export { apiClientOptionsFromConfig, createApiClient } from "./api/client.js";
+export { createApiClient } from "./api/client.js";
 export * from "./api/dates.js";
 export * from "./api/errors.js";
 export * from "./api/schemas.js";
 export type * from "./api/types.js";
-export { type Config, ConfigError, loadConfig } from "./config.js";
-export { startSandbox } from "./sandbox/index.js";
+export { apiClientOptionsFromConfig, type Config, ConfigError, loadConfig } from "./config.js";
+export { startSandbox } from "./sandbox/embedded.js";
 export type * from "./sandbox/types.js";
 export { createServer } from "./server.js";

@@ -30,7 +30,7 @@ export type LogForwarder = (
 ) => void;
 let forwarder: LogForwarder | undefined;
 
-/** One forwarder per process: the MCP logging bridge (see tools/call-log.ts). */
+/** One forwarder per process: the MCP logging bridge (see mcp/call-log.ts). */
 export function setLogForwarder(next: LogForwarder | undefined): void {
   forwarder = next;
 }

@@ -7,11 +7,12 @@ import {
 } from "./api/limits.js";
 import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
+import { registerTools } from "./mcp/register.js";
+import type { ToolRuntime } from "./mcp/tool.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources/index.js";
-import { registerTools } from "./tools/register.js";
-import { createRuntime } from "./tools/runtime.js";
-import type { ToolRuntime } from "./tools/tool.js";
+import { createRuntime } from "./runtime.js";
+import { TOOLS } from "./tools/index.js";
 import { PACKAGE_VERSION } from "./version.js";
 
 export interface ServerDeps {
@@ -52,7 +53,7 @@ export function createServer(
       capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
     },
   );
-  registerTools(server, runtime);
+  registerTools(server, TOOLS, runtime);
   registerResources(server, runtime);
   registerPrompts(server, runtime);
   return {

@@ -3,9 +3,9 @@ import { ConfigError } from "./config.js";
 import { dataFolderInUse, exportsFolder } from "./files/data-folder.js";
 import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
+import type { ToolRuntime } from "./mcp/tool.js";
 import { sweepOrphanTempFiles } from "./orphan-files.js";
 import { registerSecret } from "./redact.js";
-import type { ToolRuntime } from "./tools/tool.js";
 
 /**
  * What every server process does before it serves, over stdio or HTTP alike: one place, so a
@@ -59,7 +59,7 @@ export async function startServerProcess(
       error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
     });
   });
-  const { createRuntime } = await import("./tools/runtime.js");
+  const { createRuntime } = await import("./runtime.js");
   // One runtime for the process: stdio may build a probe server before the real one, and HTTP
   // builds one server per request.
   const runtime = createRuntime(config);

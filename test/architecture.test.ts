@@ -45,7 +45,7 @@ describe("module structure", () => {
   it("has no import cycles among the modules of src/", () => {
     const graph = new Map(FILES.map((f) => [f, valueImports(f).filter((d) => FILES.includes(d))]));
     // The parser must see the imports at all, or the check below would pass vacuously.
-    expect(graph.get(join(SRC, "server.ts"))).toContain(join(SRC, "tools/register.ts"));
+    expect(graph.get(join(SRC, "server.ts"))).toContain(join(SRC, "mcp/register.ts"));
     expect(importCycles(graph)).toEqual([]);
   });
 
@@ -84,5 +84,153 @@ describe("cold start", () => {
     expect(seen.has(join(SRC, "tools/summarize-export.ts"))).toBe(true);
     expect(packages.has("@modelcontextprotocol/server")).toBe(true);
     expect([...packages].filter((p) => p.startsWith("@duckdb/"))).toEqual([]);
+  });
+});
+
+/**
+ * The folders of src/ and the folders each may import (static value imports and dynamic
+ * imports; `import type` is erased and is not a dependency at run time). Modules at the top of
+ * src/ are either the entry (commands, the server, start-up, the runtime, the library entry) or
+ * small utilities that any folder may use. docs/architecture.md draws the same arrows.
+ */
+const ENTRY = ["main.ts", "server.ts", "startup.ts", "runtime.ts", "index.ts"];
+const ALLOWED: Record<string, string[]> = {
+  "(cli)": ["*"],
+  "(entry)": [
+    "tools",
+    "mcp",
+    "resources",
+    "prompts",
+    "exports",
+    "sandbox",
+    "ledger",
+    "files",
+    "api",
+    "analysis",
+    "query",
+    "report",
+    "file-io",
+  ],
+  http: ["(entry)", "mcp", "ledger", "files", "file-io", "api"],
+  doctor: ["sandbox", "ledger", "files", "api"],
+  tools: ["exports", "mcp", "resources", "query", "analysis", "report", "ledger", "files", "api"],
+  prompts: ["mcp", "sandbox", "ledger", "api"],
+  resources: ["mcp", "report", "ledger", "files", "api"],
+  exports: ["mcp", "resources", "query", "ledger", "files", "file-io", "api"],
+  mcp: ["query", "analysis", "ledger", "files", "file-io", "api"],
+  report: ["analysis", "files", "file-io", "api"],
+  query: ["analysis", "files", "file-io", "api"],
+  files: ["file-io", "api"],
+  analysis: ["api"],
+  ledger: ["file-io", "api"],
+  sandbox: ["file-io", "files", "api"],
+  api: ["file-io"],
+  "file-io": [],
+  "(utility)": ["api"],
+};
+
+function folderOf(file: string): string {
+  const rel = relative(SRC, file);
+  if (rel === "cli.ts") return "(cli)";
+  if (!rel.includes("/")) return ENTRY.includes(rel) ? "(entry)" : "(utility)";
+  return rel.split("/")[0] as string;
+}
+
+/** Value imports as above, plus `import("...")`: a lazily loaded module is still a dependency. */
+function runtimeImports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const dynamic = [...text.matchAll(/\bimport\(\s*["'](\.[^"']+)["']\s*\)/g)].map((m) =>
+    resolve(dirname(file), m[1] as string).replace(/\.js$/, ".ts"),
+  );
+  return [...valueImports(file), ...dynamic];
+}
+
+/** The report view is a browser page built on its own; it shares no module with the server. */
+const SERVER_FILES = FILES.filter((f) => !relative(SRC, f).startsWith("report/view/"));
+
+function arrows(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of SERVER_FILES) {
+    for (const target of runtimeImports(file)) {
+      const from = folderOf(file);
+      const to = folderOf(target);
+      if (from === to || to === "(utility)") continue;
+      const key = `${from} -> ${to}`;
+      found.set(key, [...(found.get(key) ?? []), relative(SRC, file)]);
+    }
+  }
+  return found;
+}
+
+describe("folders and the arrows between them", () => {
+  it("every folder of src/ is in the table", () => {
+    const folders = new Set(SERVER_FILES.map(folderOf));
+    expect([...folders].filter((f) => !(f in ALLOWED))).toEqual([]);
+  });
+
+  it("imports only what the table allows", () => {
+    const wrong = [...arrows()]
+      .filter(([key]) => {
+        const [from, to] = key.split(" -> ") as [string, string];
+        const allowed = ALLOWED[from] ?? [];
+        return !allowed.includes("*") && !allowed.includes(to);
+      })
+      .map(([key, files]) => `${key} (${[...new Set(files)].join(", ")})`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("the table itself has no folder that imports one importing it back", () => {
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+      if (seen.has(from)) return false;
+      seen.add(from);
+      return (ALLOWED[from] ?? []).some((next) => next === to || reaches(next, to, seen));
+    };
+    // The utilities may read the service's limits (config defaults); api never imports them back
+    // as a folder: utilities are leaves that any folder uses.
+    const cycles = Object.keys(ALLOWED).filter(
+      (f) => f !== "(cli)" && f !== "(utility)" && reaches(f, f),
+    );
+    expect(cycles).toEqual([]);
+  });
+
+  it("utilities at the top of src/ read only the service's limits from api/", () => {
+    const utilities = SERVER_FILES.filter((f) => folderOf(f) === "(utility)");
+    const reads = utilities.flatMap((f) =>
+      runtimeImports(f)
+        .filter((t) => folderOf(t) !== "(utility)")
+        .map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`),
+    );
+    expect(reads.filter((r) => !r.endsWith("-> api/limits.ts"))).toEqual([]);
+  });
+
+  it("the sandbox is entered only by its door (embedded.ts) and the sandbox command", () => {
+    const inside = (f: string) => relative(SRC, f).startsWith("sandbox/");
+    const entries = SERVER_FILES.filter((f) => !inside(f)).flatMap((f) =>
+      runtimeImports(f)
+        .filter(inside)
+        .map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`),
+    );
+    expect(entries.length).toBeGreaterThan(0);
+    const doors = new Set(["sandbox/embedded.ts", "sandbox/cli.ts"]);
+    expect(entries.filter((e) => !doors.has(e.split(" -> ")[1] as string))).toEqual([]);
+    expect(entries.filter((e) => e.endsWith("sandbox/cli.ts"))).toEqual([
+      "cli.ts -> sandbox/cli.ts",
+    ]);
+  });
+
+  it("inside the sandbox, only its door reaches the client or the data folder's rules", () => {
+    const outward = SERVER_FILES.filter((f) => relative(SRC, f).startsWith("sandbox/")).flatMap(
+      (f) =>
+        runtimeImports(f)
+          .filter((t) => ["api", "files"].includes(folderOf(t)))
+          .map(() => relative(SRC, f)),
+    );
+    expect(new Set(outward)).toEqual(new Set(["sandbox/embedded.ts"]));
+  });
+
+  it("finds an arrow the table does not allow", () => {
+    // A check that could never fail would pass vacuously: the analysis must not reach the tools.
+    expect(ALLOWED.analysis).not.toContain("tools");
+    expect(arrows().get("tools -> mcp")?.length).toBeGreaterThan(0);
   });
 });

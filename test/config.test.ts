@@ -1,7 +1,12 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { apiClientOptionsFromConfig } from "../src/api/client.js";
-import { ConfigError, defaultDataDir, loadConfig, loadQuerySettings } from "../src/config.js";
+import {
+  apiClientOptionsFromConfig,
+  ConfigError,
+  defaultDataDir,
+  loadConfig,
+  loadQuerySettings,
+} from "../src/config.js";
 
 const HOME = "/home/tester";
 const load = (env: Record<string, string>) => loadConfig(env, { homeDir: HOME, platform: "linux" });

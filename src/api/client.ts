@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { Agent } from "undici";
-import { type Config, ConfigError } from "../config.js";
 import { isLoopbackHost } from "../loopback-host.js";
 import { registerSecret } from "../redact.js";
 import { PACKAGE_VERSION } from "../version.js";
@@ -180,45 +179,6 @@ export function createApiClient(options: ApiClientOptions & ApiClientExtras): Ap
     close() {
       return dispatcher.close();
     },
-  };
-}
-
-/**
- * Client options for remote mode from the parsed config. In sandbox mode the server passes the
- * sandbox's URLs and keys as `overrides` (anything missing there is a ConfigError).
- */
-export function apiClientOptionsFromConfig(
-  config: Config,
-  overrides: Partial<ApiClientOptions> = {},
-): ApiClientOptions {
-  const need = (value: string | undefined, variable: string): string => {
-    if (value !== undefined && value !== "") return value;
-    throw new ConfigError(
-      config.mode === "sandbox"
-        ? `${variable} is not available: the embedded sandbox must provide it.`
-        : `${variable} is required when CRM_BASE_URL is set.`,
-    );
-  };
-  const baseUrl = need(overrides.baseUrl ?? config.baseUrl, "CRM_BASE_URL");
-  return {
-    baseUrl,
-    realtimeBaseUrl: overrides.realtimeBaseUrl ?? config.realtimeBaseUrl ?? baseUrl,
-    applicationId: need(overrides.applicationId ?? config.applicationId, "CRM_APPLICATION_ID"),
-    secretKey: need(overrides.secretKey ?? config.secretKey, "CRM_SECRET_KEY"),
-    recommendSecretKey: need(
-      overrides.recommendSecretKey ??
-        config.recommendSecretKey ??
-        overrides.secretKey ??
-        config.secretKey,
-      "CRM_RECOMMEND_SECRET_KEY",
-    ),
-    dataDir: overrides.dataDir ?? config.dataDir,
-    downloadHosts: "downloadHosts" in overrides ? overrides.downloadHosts : config.downloadHosts,
-    maxDownloadBytes: overrides.maxDownloadBytes ?? config.maxDownloadBytes,
-    userAgent: overrides.userAgent,
-    timeouts: overrides.timeouts,
-    retry: overrides.retry,
-    now: overrides.now,
   };
 }
 

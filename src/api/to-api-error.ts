@@ -23,7 +23,7 @@ import { EXPORT_SIZE_LIMIT_TEXT } from "./limits.js";
 /**
  * Turns what the service or the network gave us into the typed errors of spec section 7.
  * Messages are short facts, safe to show: the operation, the status and code, what happened. What
- * to do about it is the tool layer's to say (src/tools/error-text.ts), once. The body only ever
+ * to do about it is the tool layer's to say (src/mcp/error-text.ts), once. The body only ever
  * goes to `detail`, truncated and redacted.
  */
 

@@ -3,7 +3,13 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DateTime } from "luxon";
 import type { CrmApi } from "../api/types.js";
-import { type Config, ConfigError, envText, loadConfig } from "../config.js";
+import {
+  apiClientOptionsFromConfig,
+  type Config,
+  ConfigError,
+  envText,
+  loadConfig,
+} from "../config.js";
 import { dataFolderInUse, exportsFolder } from "../files/data-folder.js";
 import { exportFilesUsage } from "../files/retention.js";
 import { formatBytes } from "../format.js";
@@ -181,9 +187,7 @@ interface Service {
 }
 
 async function connect(config: Config): Promise<Service> {
-  const [{ createApiClient, apiClientOptionsFromConfig }] = await Promise.all([
-    import("../api/client.js"),
-  ]);
+  const [{ createApiClient }] = await Promise.all([import("../api/client.js")]);
   // One attempt, short timeouts: doctor reports a slow or absent service instead of waiting out
   // the retries a tool call would make.
   const tuning = {

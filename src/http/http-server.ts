@@ -16,8 +16,8 @@ import {
 import type { Config } from "../config.js";
 import { log } from "../log.js";
 import { isLoopbackHost } from "../loopback-host.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 import { createServer } from "../server.js";
-import type { ToolRuntime } from "../tools/tool.js";
 import type { HttpSettings } from "./http-config.js";
 import { bearer, bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
 import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";

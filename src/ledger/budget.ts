@@ -2,7 +2,7 @@
  * The local mirror of the service's export-creation limit (10 calls per 10 minutes per
  * application). Only accepted creations count: a create is counted before it is sent (so parallel
  * calls cannot overdraw), and given back when the service refused it with a definitive answer
- * (any 4xx, 429 included: tools/export-create-outcome.ts). One whose
+ * (any 4xx, 429 included: exports/export-create-outcome.ts). One whose
  * fate is unknown (a timeout, a connection cut after sending, a 5xx) stays counted, because the
  * service may have made the job. Spec 8 says "10 calls per 10 minutes" without saying whether
  * refused calls count; if the service counts them, its 429 and Retry-After hold creations back

@@ -3,12 +3,12 @@ import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { log } from "../log.js";
-import { writeFileAtomic } from "./atomic-file.js";
+import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
 import { newEntry, safeJob } from "./entry.js";
 import { claimInFile, releaseInFile, renewInFile } from "./file-claims.js";
-import { withFileLock } from "./file-lock.js";
+import { withFileLock } from "../file-io/file-lock.js";
 import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
 import {
   type CreateReservation,

@@ -1,6 +1,6 @@
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { ToolRuntime } from "../tools/tool.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 import { knownIds } from "./known-ids.js";
 
 const date = (what: string) =>

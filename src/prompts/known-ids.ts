@@ -1,5 +1,5 @@
 import { log } from "../log.js";
-import type { ToolRuntime } from "../tools/tool.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 
 /** A campaign or scenario the server has seen, for argument completion. */
 export interface KnownId {

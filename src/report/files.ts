@@ -3,7 +3,7 @@ import { basename, extname, join } from "node:path";
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import type { SummaryResult } from "../analysis/schemas.js";
 import { formatBytes } from "../format.js";
-import { writeFileAtomic } from "../ledger/atomic-file.js";
+import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { reportHtmlWithData } from "./html.js";
 
 /**

@@ -5,7 +5,7 @@ import {
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
 import { callHint, formatBytes } from "../format.js";
-import type { ToolRuntime } from "../tools/tool.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 
 export const EXPORT_RESOURCE_SCHEME = "crm-export";
 

@@ -9,8 +9,8 @@ import {
   RESULT_RESOURCE_SCHEME,
   readFullResult,
   resultUri,
-} from "../tools/full-results.js";
-import type { ToolRuntime } from "../tools/tool.js";
+} from "../mcp/full-results.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 
 /** Whole tool results that were cut to their budget, as `crm-result://<id>` resources. */
 export function registerResultResources(server: McpServer, runtime: ToolRuntime): void {

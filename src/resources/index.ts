@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/server";
-import type { ToolRuntime } from "../tools/tool.js";
+import type { ToolRuntime } from "../mcp/tool.js";
 import { registerExportFiles } from "./export-files.js";
 import { registerResultResources } from "./full-results.js";
 import { registerReportFiles } from "./report-files.js";

@@ -1,9 +1,5 @@
-import {
-  getUiCapability,
-  RESOURCE_MIME_TYPE,
-  registerAppResource,
-} from "@modelcontextprotocol/ext-apps/server";
-import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
+import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { reportViewHtml } from "../report/html.js";
 
 /**
@@ -37,9 +33,4 @@ export function registerReportView(server: McpServer): void {
       ],
     }),
   );
-}
-
-/** Whether the client renders MCP App views (it advertises the ext-apps extension with our MIME type). */
-export function clientRendersApps(capabilities: ClientCapabilities | undefined): boolean {
-  return getUiCapability(capabilities)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
 }

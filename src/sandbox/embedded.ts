@@ -1,9 +1,9 @@
 import type { ApiClient } from "../api/client.js";
 import type { CatalogProduct } from "../catalog.js";
-import type { Config } from "../config.js";
+import { apiClientOptionsFromConfig, type Config } from "../config.js";
 import { dataFolderInUse, sandboxServiceFolder } from "../files/data-folder.js";
 import { log } from "../log.js";
-import type { RunningSandbox } from "./types.js";
+import type { RunningSandbox, SandboxOptions } from "./types.js";
 
 /**
  * The one door into the sandbox for the rest of the server: starting it, its clock, and what it
@@ -32,8 +32,11 @@ export interface EmbeddedSandbox {
 }
 
 export async function startEmbeddedSandbox(config: Config): Promise<EmbeddedSandbox> {
-  const [{ startSandbox }, { createApiClient, apiClientOptionsFromConfig }, { pinnedClock }] =
-    await Promise.all([import("./index.js"), import("../api/client.js"), import("./clock.js")]);
+  const [{ startSandbox }, { createApiClient }, { pinnedClock }] = await Promise.all([
+    import("./index.js"),
+    import("../api/client.js"),
+    import("./clock.js"),
+  ]);
   const started = Date.now();
   // Started before the sandbox starts its own clock, so ours runs at most the start-up time ahead
   // of it: an expiry is then judged a little early, never late.
@@ -119,4 +122,10 @@ export async function sandboxScenarios(
 ): Promise<{ id: string; name: string }[]> {
   const { createScenarios } = await import("./world/scenarios.js");
   return createScenarios(seed, now).scenarios.map((s) => ({ id: s._id, name: s.name }));
+}
+
+/** The sandbox service as a library (the package's entry exports it), loaded when first started. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const sandbox = await import("./index.js");
+  return sandbox.startSandbox(options);
 }

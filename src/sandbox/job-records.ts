@@ -1,8 +1,8 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomic } from "../ledger/atomic-file.js";
-import { withFileLock } from "../ledger/file-lock.js";
+import { writeFileAtomic } from "../file-io/atomic-file.js";
+import { withFileLock } from "../file-io/file-lock.js";
 import { log } from "../log.js";
 import { sweepOrphanTempFiles } from "../orphan-files.js";
 import { EXPORT_TYPES } from "./spec.js";

@@ -3,6 +3,10 @@ import { z } from "zod";
 import { wallClockMinute, zoneLabel } from "../api/dates.js";
 import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
 import { isRunning, targetIdOf } from "../api/schemas.js";
+import { budgetForOutput, describeBudget, describeRange } from "../exports/budget-and-range.js";
+import { currentJob, entryDates } from "../exports/export-current-job.js";
+import { followJob, pendingDownload } from "../exports/export-flow.js";
+import { describeJob, jobResult } from "../exports/export-result.js";
 import {
   describeCalls,
   formatByteProgress,
@@ -12,10 +16,6 @@ import {
   nextCall,
   table,
 } from "../format.js";
-import { budgetForOutput, describeBudget, describeRange } from "./budget-and-range.js";
-import { currentJob, entryDates } from "./export-current-job.js";
-import { followJob, pendingDownload } from "./export-flow.js";
-import { describeJob, jobResult } from "./export-result.js";
 import {
   checkInteger,
   checkWaitSeconds,
@@ -25,8 +25,8 @@ import {
   jobIdParam,
   resultBase,
   waitSecondsParam,
-} from "./params.js";
-import { defineTool } from "./tool.js";
+} from "../mcp/params.js";
+import { defineTool } from "../mcp/tool.js";
 
 const LIST_DEFAULT = 10;
 const LIST_MAX = 50;

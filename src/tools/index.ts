@@ -1,10 +1,10 @@
-import campaignMetrics from "./campaign-metrics.js";
+import type { ToolDefinition } from "../mcp/tool.js";
+import campaignMetrics from "./campaign-metrics/index.js";
 import checkExport from "./check-export.js";
 import queryExport from "./query-export.js";
-import recommendProducts from "./recommend-products.js";
+import recommendProducts from "./recommend-products/index.js";
 import startExport from "./start-export.js";
 import summarizeExport from "./summarize-export.js";
-import type { ToolDefinition } from "./tool.js";
 
 /**
  * Every tool the server registers, in the order tools/list shows them. A new tool is one file

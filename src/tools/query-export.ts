@@ -2,10 +2,14 @@ import { mkdir } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
 import { conversionTypeOf } from "../analysis/event-roles.js";
+import { absoluteFile, exportFilePath } from "../exports/export-file.js";
 import { exportsFolder } from "../files/data-folder.js";
 import { checkExportFile } from "../files/export-path.js";
 import { withFilesInUse } from "../files/in-use.js";
 import { formatBytes } from "../format.js";
+import { checkInteger, resultBase } from "../mcp/params.js";
+import { defineTool } from "../mcp/tool.js";
+import { ToolInputError } from "../mcp/tool-errors.js";
 import { describeExports, type ExportDescription } from "../query/describe.js";
 import {
   cacheOptions,
@@ -17,10 +21,6 @@ import {
 import { eventsFiles } from "../query/parquet-cache.js";
 import { renderDescription, renderQueryTable } from "../query/render.js";
 import { requireInsideFolder } from "../query/sources.js";
-import { absoluteFile, exportFilePath } from "./export-file.js";
-import { checkInteger, resultBase } from "./params.js";
-import { defineTool } from "./tool.js";
-import { ToolInputError } from "./tool-errors.js";
 
 const DEFAULT_MAX_ROWS = 100;
 const MAX_ROWS = 1000;

@@ -10,19 +10,18 @@ import {
   sendsText,
 } from "../api/limits.js";
 import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
+import { budgetForOutput, describeBudget, windowText } from "../exports/budget-and-range.js";
+import { type CreateClaim, claimCreation } from "../exports/create-claim.js";
+import { createCertainlyRefused } from "../exports/export-create-outcome.js";
+import { followJob, pendingDownload } from "../exports/export-flow.js";
+import { pollOnce } from "../exports/export-polling.js";
+import { describeJob, jobResult } from "../exports/export-result.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { BudgetStatus } from "../ledger/budget.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
 import type { GrantedReservation } from "../ledger/store.js";
 import { log } from "../log.js";
-import { blankToUndefined } from "../text-input.js";
-import { budgetForOutput, describeBudget, windowText } from "./budget-and-range.js";
-import { type CreateClaim, claimCreation } from "./create-claim.js";
-import { createCertainlyRefused } from "./export-create-outcome.js";
-import { followJob, pendingDownload } from "./export-flow.js";
-import { pollOnce } from "./export-polling.js";
-import { describeJob, jobResult } from "./export-result.js";
 import {
   checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
@@ -32,14 +31,15 @@ import {
   exportTypeParam,
   resultBase,
   waitSecondsParam,
-} from "./params.js";
-import { defineTool, type ToolCall, type ToolRuntime } from "./tool.js";
+} from "../mcp/params.js";
+import { defineTool, type ToolCall, type ToolRuntime } from "../mcp/tool.js";
 import {
   ExportBudgetError,
   ExportCallError,
   type ExportContext,
   ToolInputError,
-} from "./tool-errors.js";
+} from "../mcp/tool-errors.js";
+import { blankToUndefined } from "../text-input.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({

@@ -6,16 +6,16 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
+import { absoluteFile, exportFilePath } from "../exports/export-file.js";
+import { exportVsMetrics } from "../exports/metrics-vs-export.js";
 import { checkExportFile } from "../files/export-path.js";
 import { withFileInUse } from "../files/in-use.js";
 import { formatBytes } from "../format.js";
+import { jobIdParam, resultBase } from "../mcp/params.js";
+import { defineTool } from "../mcp/tool.js";
+import { ToolInputError } from "../mcp/tool-errors.js";
 import { writeReportFile } from "../report/files.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
-import { absoluteFile, exportFilePath } from "./export-file.js";
-import { exportVsMetrics } from "./metrics-vs-export.js";
-import { jobIdParam, resultBase } from "./params.js";
-import { defineTool } from "./tool.js";
-import { ToolInputError } from "./tool-errors.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
 const inputSchema = z.strictObject({

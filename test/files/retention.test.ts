@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runRetention } from "../../src/exports/retention-run.js";
 import { exportsFolder } from "../../src/files/data-folder.js";
 import { fileSystemNow } from "../../src/files/fs-clock.js";
 import { withFileInUse } from "../../src/files/in-use.js";
 import { RECENT_MS, sweepExportFiles } from "../../src/files/retention.js";
-import { runRetention } from "../../src/files/retention-run.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 import { cachePath, fileFingerprint, queryCacheFolder } from "../../src/query/cache-files.js";
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type HttpSettings, loadHttpSettings } from "../../src/http/http-config.js";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/http-server.js";
+import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { createRuntime } from "../../src/tools/runtime.js";
 import { SANDBOX_NOW, sandboxClock, toResult } from "../tools/harness.js";
 
 const ALICE = "alice-token-0123456789abcdef";

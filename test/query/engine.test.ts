@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { errorText } from "../../src/mcp/error-text.js";
 import { loadDuckDb } from "../../src/query/engine.js";
 import { QueryError } from "../../src/query/errors.js";
-import { errorText } from "../../src/tools/error-text.js";
 
 /**
  * A platform without DuckDB's prebuilt binding cannot run here, so its import failure is

@@ -80,8 +80,9 @@ describe("what the model sees", () => {
         expect(tool.annotations?.openWorldHint, tool.name).toBe(true);
         expect(tool.outputSchema?.type, tool.name).toBe("object");
         expect(Object.keys(tool.outputSchema?.properties ?? {}), tool.name).toContain("summary");
-        // One file per tool, named like the tool.
-        expect(existsSync(join("src/tools", `${tool.name.replace(/_/g, "-")}.ts`)), tool.name).toBe(
+        // One entry per tool, named like the tool: a file, or a folder when it needs several.
+        const entry = join("src/tools", tool.name.replace(/_/g, "-"));
+        expect(existsSync(`${entry}.ts`) || existsSync(join(entry, "index.ts")), tool.name).toBe(
           true,
         );
         if (tool.name === "start_export") {
@@ -94,6 +95,11 @@ describe("what the model sees", () => {
           expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
         }
       }
+      // src/tools/ holds the tools and their list, nothing else.
+      const entries = readdirSync("src/tools").map((e) => e.replace(/\.ts$/, ""));
+      expect(entries.sort()).toEqual(
+        ["index", ...tools.map((t) => t.name.replace(/_/g, "-"))].sort(),
+      );
       expect(client.getInstructions()).toContain("10 export-job creations per 10 minutes");
       await expectToolSnapshots(tools);
     } finally {

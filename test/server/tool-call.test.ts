@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../../src/config.js";
 import { getLogLevel, setLogLevel } from "../../src/log.js";
+import { registerTool } from "../../src/mcp/register.js";
+import { defineTool } from "../../src/mcp/tool.js";
 import { registerSecret } from "../../src/redact.js";
+import { createRuntime } from "../../src/runtime.js";
 import { sandboxGuide } from "../../src/sandbox/embedded.js";
 import { createServer } from "../../src/server.js";
-import { registerTool } from "../../src/tools/register.js";
-import { createRuntime } from "../../src/tools/runtime.js";
-import { defineTool } from "../../src/tools/tool.js";
 
 let dataDir: string;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeRange, windowText } from "../../src/tools/budget-and-range.js";
+import { describeRange, windowText } from "../../src/exports/budget-and-range.js";
 
 describe("export wording shared by the tools", () => {
   it("says a budget window one way: whole minutes as min, else seconds", () => {

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import type { ToolCall, ToolRuntime } from "../../src/mcp/tool.js";
+import { createRuntime } from "../../src/runtime.js";
 import checkExport from "../../src/tools/check-export.js";
-import { createRuntime } from "../../src/tools/runtime.js";
-import type { ToolCall, ToolRuntime } from "../../src/tools/tool.js";
 
 /** check_export's listing: one ledger read, and what it left out. Nothing here calls the API. */
 

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
-import { loadConfig } from "../../src/config.js";
+import { createApiClient } from "../../src/api/client.js";
+import { apiClientOptionsFromConfig, loadConfig } from "../../src/config.js";
 import { createServer } from "../../src/server.js";
 import {
   type FixtureServer,

@@ -2,14 +2,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
-import { type Config, loadConfig } from "../../src/config.js";
+import { createApiClient } from "../../src/api/client.js";
+import { apiClientOptionsFromConfig, type Config, loadConfig } from "../../src/config.js";
 import { JobLedger } from "../../src/ledger/ledger.js";
+import type { ToolRuntime } from "../../src/mcp/tool.js";
+import { configLedgerScope, createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { createServer } from "../../src/server.js";
-import { configLedgerScope, createRuntime } from "../../src/tools/runtime.js";
-import type { ToolRuntime } from "../../src/tools/tool.js";
 
 /** The sandbox clock's "today": data lies before it (2026-11-22 in KST). */
 export const SANDBOX_NOW = "2026-11-22T09:00:00+09:00";

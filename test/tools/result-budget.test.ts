@@ -4,13 +4,9 @@ import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { DEFAULT_RESULT_TOKENS, MAX_RESULT_TOKENS } from "../../src/config-values.js";
+import { estimateTokens, fitToBudget } from "../../src/mcp/result-budget.js";
 import { createServer } from "../../src/server.js";
-import {
-  DEFAULT_RESULT_TOKENS,
-  estimateTokens,
-  fitToBudget,
-  MAX_RESULT_TOKENS,
-} from "../../src/tools/result-budget.js";
 import { HEADER, toCsv } from "../analysis/campaign-fixture.js";
 import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
 import { SANDBOX_NOW, toResult } from "./harness.js";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClientOptionsFromConfig, createApiClient } from "../../src/api/client.js";
+import { createApiClient } from "../../src/api/client.js";
+import { apiClientOptionsFromConfig } from "../../src/config.js";
 import { type Harness, openLedger, startHarness } from "./harness.js";
 
 /** summarize_export through the MCP client: unknown jobs and refused arguments. */

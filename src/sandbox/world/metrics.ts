@@ -28,7 +28,7 @@ import type { Product, SandboxTask } from "./types.js";
  * - revenue: sum of KRW payments of the purchase_count conversions; payments in other currencies
  *   are left out (money is never converted): a task has one revenue_currency (spec 2.6) and only
  *   KRW payments are added, the rule spec 2.5 states for 전환 수익. revenue_currency is "KRW";
- *   revenue_by_* likewise. The tools state this difference from the CSV (tools/metrics-vs-export.ts).
+ *   revenue_by_* likewise. The tools state this difference from the CSV (src/exports/metrics-vs-export.ts).
  * - *_user_count: distinct users among the rows of that kind, a user being its platform_user_id,
  *   or its user_id where platform_user_id is empty (a record with no linked user), as the
  *   contract's export summaries count them. Users of one task are all distinct (A/B groups get

@@ -5,12 +5,12 @@ import {
   KST,
   type MetricsWindow,
   resolveMetricsWindow,
-} from "../api/dates.js";
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import { callHint } from "../format.js";
-import { blankToUndefined } from "../text-input.js";
-import { DEFAULT_DAYS, MAX_CALL_WINDOW_DAYS } from "./campaign-metrics-schemas.js";
-import { ToolInputError } from "./tool-errors.js";
+} from "../../api/dates.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
+import { callHint } from "../../format.js";
+import { ToolInputError } from "../../mcp/tool-errors.js";
+import { blankToUndefined } from "../../text-input.js";
+import { DEFAULT_DAYS, MAX_CALL_WINDOW_DAYS } from "./schemas.js";
 
 /** campaign_metrics' time window: read from the arguments, bounded, and named in the text. */
 

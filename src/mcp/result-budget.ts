@@ -20,11 +20,6 @@ export interface FittedResult {
   tokens: number;
 }
 
-/** Default budget of structuredContent, in estimated tokens. */
-export const DEFAULT_RESULT_TOKENS = 8_000;
-/** Never above this, whatever the configuration: below Claude Code's 25,000-token cut. */
-export const MAX_RESULT_TOKENS = 20_000;
-
 /**
  * A conservative token estimate without a tokenizer: JSON of ASCII text runs at about 3.5
  * characters per token; Hangul and other non-ASCII characters are counted a token each (Korean

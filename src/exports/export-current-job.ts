@@ -3,10 +3,10 @@ import { type ExportJob, targetIdOf } from "../api/schemas.js";
 import { callHint } from "../format.js";
 import { requestKeyDates } from "../ledger/request-key.js";
 import type { LedgerEntry } from "../ledger/store.js";
+import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
+import { ExportCallError, type ExportContext, ExportJobLostError } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
 import { pollOnce } from "./export-polling.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
-import { ExportCallError, type ExportContext, ExportJobLostError } from "./tool-errors.js";
 
 /**
  * A job asked about by ID: as it stands now (service or ledger), what is known of it for error

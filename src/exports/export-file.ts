@@ -2,17 +2,17 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { ApiError } from "../api/errors.js";
 import { callHint, formatByteProgress } from "../format.js";
-import { isRegularFile } from "../regular-file.js";
-import { currentJob } from "./export-current-job.js";
-import { awaitDownload } from "./export-download.js";
-import { assertNotFailed } from "./export-result.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
+import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import {
   DownloadPendingError,
   ExportCallError,
   ExportNotReadyError,
   ToolInputError,
-} from "./tool-errors.js";
+} from "../mcp/tool-errors.js";
+import { isRegularFile } from "../regular-file.js";
+import { currentJob } from "./export-current-job.js";
+import { awaitDownload } from "./export-download.js";
+import { assertNotFailed } from "./export-result.js";
 
 /** How long a tool that reads a job's file waits for its download before pointing to check_export. */
 export const DOWNLOAD_WAIT_MS = 20_000;

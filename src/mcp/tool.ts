@@ -3,8 +3,8 @@ import type { z } from "zod";
 import type { CrmApi } from "../api/types.js";
 import type { ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
+import type { DownloadManager } from "../exports/download-manager.js";
 import type { LedgerStore } from "../ledger/store.js";
-import type { DownloadManager } from "./download-manager.js";
 
 /** What every tool handler may use; built once per server process (see runtime.ts). */
 export interface ToolRuntime {

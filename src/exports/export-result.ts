@@ -8,10 +8,10 @@ import {
   nextCall,
 } from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
+import { errorText } from "../mcp/error-text.js";
+import { ExportJobFailedError } from "../mcp/tool-errors.js";
 import { describeRange } from "./budget-and-range.js";
-import { errorText } from "./error-text.js";
 import type { DownloadInfo } from "./export-download.js";
-import { ExportJobFailedError } from "./tool-errors.js";
 
 /** The export tools' result for a job: its structured fields and the lines the model reads. */
 

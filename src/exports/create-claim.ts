@@ -6,8 +6,8 @@ import {
   newClaimOwner,
 } from "../ledger/create-claims.js";
 import { log } from "../log.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
-import { ToolCancelledError } from "./tool-errors.js";
+import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
+import { ToolCancelledError } from "../mcp/tool-errors.js";
 
 /** How often a waiting call asks whether the other process's creation has ended. */
 const CLAIM_POLL_MS = 200;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../ledger/atomic-file.js";
+import { writeFileAtomic } from "../file-io/atomic-file.js";
 
 /**
  * Whole results that did not fit a tool's structuredContent budget, kept as JSON files in

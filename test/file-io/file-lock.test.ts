@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { LockTimeoutError, withFileLock } from "../../src/ledger/file-lock.js";
+import { LockTimeoutError, withFileLock } from "../../src/file-io/file-lock.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 
 /** The built code, for child processes (npm test builds first; Node 20 cannot run TypeScript). */

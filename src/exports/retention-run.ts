@@ -1,11 +1,11 @@
 import { readdir } from "node:fs/promises";
+import { exportsFolder } from "../files/data-folder.js";
+import { fileSystemNow } from "../files/fs-clock.js";
+import { isFileInUse } from "../files/in-use.js";
+import { type RetentionPolicy, type SweepResult, sweepExportFiles } from "../files/retention.js";
 import type { ExportBudget } from "../ledger/budget.js";
 import { JobLedger } from "../ledger/ledger.js";
 import { sweepQueryCache } from "../query/cache-files.js";
-import { exportsFolder } from "./data-folder.js";
-import { fileSystemNow } from "./fs-clock.js";
-import { isFileInUse } from "./in-use.js";
-import { type RetentionPolicy, type SweepResult, sweepExportFiles } from "./retention.js";
 
 export interface RetentionRun {
   /** The data folder in use (see dataFolderInUse); its `exports/` is swept. */

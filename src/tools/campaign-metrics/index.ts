@@ -7,14 +7,17 @@ import {
   wallClockMinute,
   windowToExportDates,
   windowToUtc,
-} from "../api/dates.js";
-import { exportRangesUnderLimit } from "../api/export-ranges.js";
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
-import { DEFAULT_METRICS_CALL_SECONDS } from "../config.js";
-import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../format.js";
-import { REPORT_VIEW_URI } from "../resources/report-view.js";
-import { fetchCampaigns } from "./campaign-metrics-fetch.js";
+} from "../../api/dates.js";
+import { exportRangesUnderLimit } from "../../api/export-ranges.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
+import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
+import { DEFAULT_METRICS_CALL_SECONDS } from "../../config.js";
+import { mayBeAggregating, metricsVsExport } from "../../exports/metrics-vs-export.js";
+import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../../format.js";
+import { checkInteger } from "../../mcp/params.js";
+import { defineTool } from "../../mcp/tool.js";
+import { REPORT_VIEW_URI } from "../../resources/report-view.js";
+import { fetchCampaigns } from "./fetch.js";
 import {
   DEFAULT_TOP_N,
   inputSchema,
@@ -23,19 +26,10 @@ import {
   MAX_TOP_N,
   outputSchema,
   type TaskOut,
-} from "./campaign-metrics-schemas.js";
-import { renderText } from "./campaign-metrics-text.js";
-import {
-  matches,
-  sortCampaigns,
-  sumAll,
-  summarizeCampaign,
-  taskRow,
-} from "./campaign-metrics-totals.js";
-import { checkWindowLength, describePeriod, resolveWindow } from "./campaign-metrics-window.js";
-import { mayBeAggregating, metricsVsExport } from "./metrics-vs-export.js";
-import { checkInteger } from "./params.js";
-import { defineTool } from "./tool.js";
+} from "./schemas.js";
+import { renderText } from "./text.js";
+import { matches, sortCampaigns, sumAll, summarizeCampaign, taskRow } from "./totals.js";
+import { checkWindowLength, describePeriod, resolveWindow } from "./window.js";
 
 /**
  * The campaign_metrics tool: its handler ties the window (campaign-metrics-window.ts), the

@@ -1,12 +1,6 @@
-import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
-import { roundRatio } from "../format.js";
-import type {
-  CampaignMetricsArgs,
-  CampaignOut,
-  SortKey,
-  Sums,
-  TaskOut,
-} from "./campaign-metrics-schemas.js";
+import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
+import { roundRatio } from "../../format.js";
+import type { CampaignMetricsArgs, CampaignOut, SortKey, Sums, TaskOut } from "./schemas.js";
 
 /** campaign_metrics' arithmetic: which campaigns match, their sums and rates, their order. */
 

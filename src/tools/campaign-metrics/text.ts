@@ -1,6 +1,6 @@
 import { DateTime } from "luxon";
-import { zoneLabel } from "../api/dates.js";
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
+import { zoneLabel } from "../../api/dates.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
 import {
   formatCount,
   formatNumber,
@@ -9,13 +9,8 @@ import {
   percent,
   table,
   truncate,
-} from "../format.js";
-import {
-  type CampaignOut,
-  type Sums,
-  TASKS_IN_TEXT,
-  type TaskOut,
-} from "./campaign-metrics-schemas.js";
+} from "../../format.js";
+import { type CampaignOut, type Sums, TASKS_IN_TEXT, type TaskOut } from "./schemas.js";
 
 /** campaign_metrics' text for the model: tables of campaigns and rounds, totals, the next step. */
 

@@ -5,11 +5,11 @@ import type { DownloadedFile } from "../api/types.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
+import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
 import { LEASE_HOLDER, leaseHolderGone } from "./download-lease.js";
 import { reportProgress, sleep } from "./export-polling.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
 
 /**
  * A completed job's file: awaited by a call within its budget, downloaded in the background

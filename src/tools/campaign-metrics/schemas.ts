@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { DEFAULT_METRICS_WINDOW_DAYS } from "../api/dates.js";
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import { SCHEDULE_TYPES } from "../api/schemas.js";
-import { resultBase } from "./params.js";
+import { DEFAULT_METRICS_WINDOW_DAYS } from "../../api/dates.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
+import { SCHEDULE_TYPES } from "../../api/schemas.js";
+import { resultBase } from "../../mcp/params.js";
 
 /** campaign_metrics' arguments and result as the model sees them, and the limits they state. */
 

@@ -1,13 +1,13 @@
-import type { MetricsWindow } from "../api/dates.js";
-import { formatMetricsParam } from "../api/dates.js";
-import { ApiError } from "../api/errors.js";
-import { MAX_METRICS_WINDOW_DAYS } from "../api/limits.js";
-import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
-import type { CrmApi } from "../api/types.js";
-import { callHint } from "../format.js";
-import type { CampaignMetricsArgs } from "./campaign-metrics-schemas.js";
-import type { ToolCall } from "./tool.js";
-import { CallDeadlineError } from "./tool-errors.js";
+import type { MetricsWindow } from "../../api/dates.js";
+import { formatMetricsParam } from "../../api/dates.js";
+import { ApiError } from "../../api/errors.js";
+import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
+import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
+import type { CrmApi } from "../../api/types.js";
+import { callHint } from "../../format.js";
+import type { ToolCall } from "../../mcp/tool.js";
+import { CallDeadlineError } from "../../mcp/tool-errors.js";
+import type { CampaignMetricsArgs } from "./schemas.js";
 
 /**
  * The campaigns with rounds in the window, one request per span of at most the service's 180

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { BudgetStatus } from "../ledger/budget.js";
-import type { budgetOutput } from "./params.js";
+import type { budgetOutput } from "../mcp/params.js";
 
 // How the export tools tell the creation budget and an export's date range, in text and in
 // structuredContent: one wording everywhere.

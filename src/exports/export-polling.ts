@@ -1,9 +1,9 @@
 import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { log } from "../log.js";
-import { MAX_WAIT_SECONDS } from "./params.js";
-import type { ToolCall, ToolRuntime } from "./tool.js";
-import { ToolCancelledError } from "./tool-errors.js";
+import { MAX_WAIT_SECONDS } from "../mcp/params.js";
+import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
+import { ToolCancelledError } from "../mcp/tool-errors.js";
 
 /**
  * Polling an export job: within a call's wait, never faster than the configured interval (also

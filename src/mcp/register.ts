@@ -3,11 +3,10 @@ import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprot
 import { truncate } from "../format.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
-import { clientRendersApps } from "../resources/report-view.js";
 import { advertisedOutputSchema } from "./advertised-output.js";
 import { withCallLog } from "./call-log.js";
+import { clientRendersApps } from "./client-apps.js";
 import { errorText } from "./error-text.js";
-import { TOOLS } from "./index.js";
 import { BUDGET_FIELDS, withinBudget } from "./result-budget-wrap.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tool.js";
 import { advertisedSchema, parseToolArgs } from "./validate-input.js";
@@ -20,9 +19,13 @@ import { advertisedSchema, parseToolArgs } from "./validate-input.js";
 const SANDBOX_NOTE =
   "[Sandbox data: synthetic data from the embedded sandbox, not a real service.]";
 
-/** Registers every tool of TOOLS (src/tools/index.ts). */
-export function registerTools(server: McpServer, runtime: ToolRuntime): void {
-  for (const tool of TOOLS) registerTool(server, tool, runtime);
+/** Registers the tools (src/tools/index.ts gives the list, so this folder never imports it). */
+export function registerTools(
+  server: McpServer,
+  tools: readonly ToolDefinition[],
+  runtime: ToolRuntime,
+): void {
+  for (const tool of tools) registerTool(server, tool, runtime);
 }
 
 export function registerTool(server: McpServer, tool: ToolDefinition, runtime: ToolRuntime): void {

@@ -3,16 +3,16 @@ import {
   RECOMMEND_LIMIT_DEFAULT,
   RECOMMEND_LIMIT_MAX,
   RECOMMEND_LIMIT_MIN,
-} from "../api/limits.js";
-import type { RecommendRequest } from "../api/schemas.js";
-import type { ProductCatalog } from "../catalog.js";
-import { formatNumber, moreNotShown, table, truncate } from "../format.js";
-import { log } from "../log.js";
-import { blankToUndefined } from "../text-input.js";
-import { checkInteger, resultBase } from "./params.js";
-import { recommendBasis } from "./recommend-basis.js";
-import { defineTool } from "./tool.js";
-import { ToolInputError } from "./tool-errors.js";
+} from "../../api/limits.js";
+import type { RecommendRequest } from "../../api/schemas.js";
+import type { ProductCatalog } from "../../catalog.js";
+import { formatNumber, moreNotShown, table, truncate } from "../../format.js";
+import { log } from "../../log.js";
+import { checkInteger, resultBase } from "../../mcp/params.js";
+import { defineTool } from "../../mcp/tool.js";
+import { ToolInputError } from "../../mcp/tool-errors.js";
+import { blankToUndefined } from "../../text-input.js";
+import { recommendBasis } from "./basis.js";
 
 const TEXT_ROWS = 20;
 

@@ -1,14 +1,14 @@
-import type { CrmApi } from "../api/types.js";
-import { catalogFromProducts, loadCatalog, type ProductCatalog } from "../catalog.js";
-import type { Config } from "../config.js";
-import { dataFolderInUse } from "../files/data-folder.js";
-import { JobLedger, ledgerScope } from "../ledger/ledger.js";
-import { PostgresLedger } from "../ledger/postgres-ledger.js";
-import type { LedgerStore } from "../ledger/store.js";
-import { log } from "../log.js";
-import { type EmbeddedSandbox, pinnedClock } from "../sandbox/embedded.js";
-import { DownloadManager } from "./download-manager.js";
-import type { ToolRuntime } from "./tool.js";
+import type { CrmApi } from "./api/types.js";
+import { catalogFromProducts, loadCatalog, type ProductCatalog } from "./catalog.js";
+import { apiClientOptionsFromConfig, type Config } from "./config.js";
+import { DownloadManager } from "./exports/download-manager.js";
+import { dataFolderInUse } from "./files/data-folder.js";
+import { JobLedger, ledgerScope } from "./ledger/ledger.js";
+import { PostgresLedger } from "./ledger/postgres-ledger.js";
+import type { LedgerStore } from "./ledger/store.js";
+import { log } from "./log.js";
+import type { ToolRuntime } from "./mcp/tool.js";
+import { type EmbeddedSandbox, pinnedClock } from "./sandbox/embedded.js";
 
 export interface RuntimeDeps {
   /** A ready client (tests); otherwise built from the config, or from the embedded sandbox. */
@@ -38,12 +38,12 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     apiPromise ??= (async () => {
       if (deps.api !== undefined) return { api: deps.api };
       if (sandboxMode) {
-        const { startEmbeddedSandbox } = await import("../sandbox/embedded.js");
+        const { startEmbeddedSandbox } = await import("./sandbox/embedded.js");
         const embedded = await startEmbeddedSandbox(config);
         sandboxNow = embedded.now;
         return { api: embedded.api, close: () => embedded.close(), embedded };
       }
-      const { createApiClient, apiClientOptionsFromConfig } = await import("../api/client.js");
+      const { createApiClient } = await import("./api/client.js");
       // A test's pinned service clock also judges download-URL expiry.
       const client = createApiClient(
         apiClientOptionsFromConfig(config, deps.now === undefined ? {} : { now: deps.now }),
@@ -78,7 +78,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       return sweeping;
     }
     sweeping = (async () => {
-      const { runRetention } = await import("../files/retention-run.js");
+      const { runRetention } = await import("./exports/retention-run.js");
       do {
         sweepAgain = false;
         const result = await runRetention({
