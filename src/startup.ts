@@ -4,7 +4,7 @@ import { dataFolderInUse, exportsFolder } from "./files/data-folder.js";
 import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
 import type { ToolRuntime } from "./mcp/tool.js";
-import { sweepOrphanTempFiles } from "./orphan-files.js";
+import { sweepOrphanTempFiles } from "./file-io/orphan-files.js";
 import { registerSecret } from "./redact.js";
 
 /**

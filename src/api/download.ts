@@ -1,7 +1,7 @@
 import { type FileHandle, mkdir, open, rename, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Dispatcher } from "undici";
-import { ownedTempPath, sweepOrphanTempFiles } from "../orphan-files.js";
+import { ownedTempPath, sweepOrphanTempFiles } from "../file-io/orphan-files.js";
 import { redactUrl } from "../redact.js";
 import { callSignal } from "./call-signal.js";
 import { checkDownloadUrl, exportFileName, refuse } from "./download-checks.js";

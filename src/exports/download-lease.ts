@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { processAlive } from "../process-alive.js";
+import { processAlive } from "../file-io/process-alive.js";
 
 /**
  * Who holds a job's download lease (LedgerStore.acquireDownloadLease): `host:pid:nonce`, this

@@ -1,6 +1,6 @@
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { ownedTempPath } from "../orphan-files.js";
+import { ownedTempPath } from "./orphan-files.js";
 
 /**
  * Replaces `path` with `text` so that a crash (even kill -9) leaves either the old or the new

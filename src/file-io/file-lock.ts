@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import { ownedTempPath } from "../orphan-files.js";
-import { processAlive } from "../process-alive.js";
+import { ownedTempPath } from "./orphan-files.js";
+import { processAlive } from "./process-alive.js";
 
 /**
  * A cross-process lock beside a file: `<path>.lock`, holding its owner's PID, host name and a

@@ -1,6 +1,6 @@
 import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { ownedTempPath } from "../orphan-files.js";
+import { ownedTempPath } from "../file-io/orphan-files.js";
 
 /**
  * "Now" as the file system stamps it: the mtime of a file written this instant in `folder`.

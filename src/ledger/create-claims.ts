@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { processAlive } from "../process-alive.js";
+import { processAlive } from "../file-io/process-alive.js";
 
 /**
  * A pending creation: the record a process leaves in the ledger store, under the request key,

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { open, readdir, stat, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { log } from "../log.js";
-import { isOrphanTempName } from "../orphan-files.js";
+import { isOrphanTempName } from "../file-io/orphan-files.js";
 
 /**
  * The Parquet copies of campaign CSVs that make a second question on a large export fast: one

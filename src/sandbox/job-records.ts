@@ -4,7 +4,7 @@ import { z } from "zod";
 import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { withFileLock } from "../file-io/file-lock.js";
 import { log } from "../log.js";
-import { sweepOrphanTempFiles } from "../orphan-files.js";
+import { sweepOrphanTempFiles } from "../file-io/orphan-files.js";
 import { EXPORT_TYPES } from "./spec.js";
 
 /**
