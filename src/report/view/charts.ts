@@ -1,105 +1,125 @@
 import uPlot from "uplot";
-import type { Chart, ValueFormat } from "../model.js";
-import { formatValue } from "../value-text.js";
+import type { Chart } from "../model.js";
+import { shortLabels } from "./labels.js";
+import type { Formats } from "./locale-format.js";
 
 /**
  * Draws one model chart with uPlot on a canvas. Categories sit at x = 0..n-1; grouped bars are
  * placed side by side with uPlot's bar displacement (disp.x0/size). After each draw the
  * container's `data-marks` holds the number of marks drawn (bars, points, intervals), which the
- * browser tests compare with the data.
+ * browser tests compare with the data, and `data-labels` the category labels as drawn.
  */
 
-const PALETTE = [
-  "#4e79a7",
-  "#f28e2b",
-  "#59a14f",
-  "#b07aa1",
-  "#76b7b2",
-  "#edc948",
-  "#9c755f",
-  "#ff9da7",
-  "#bab0ac",
-  "#e15759",
-  "#86bcb6",
-  "#d37295",
-];
-const SERIES_COLORS: Record<string, string> = { Failed: "#e15759", Failures: "#e15759" };
 const GROUP_WIDTH = 0.8;
 /** Axis steps for durations: whole seconds, minutes, hours and days. */
 const SECOND_STEPS = [
   1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400,
   172_800, 604_800,
 ];
+const MIN_WIDTH = 280;
 
-export interface Theme {
-  fg: string;
+/** Colours as the canvas takes them, already resolved by the browser (see color-probe.ts). */
+export interface ChartColors {
+  /** Category labels: readable on the chart's background. */
+  text: string;
+  /** Value ticks and the zero line: readable on the chart's background. */
   muted: string;
   grid: string;
+  /** One per series, in order; `failed` for series that count failures. */
+  series: string[];
+  failed: string;
   font: string;
 }
 
-export function readTheme(element: Element): Theme {
-  const style = getComputedStyle(element);
-  const v = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
-  return {
-    fg: v("--fg", "#1b1f24"),
-    muted: v("--fg-muted", "#5b6470"),
-    grid: v("--grid", "#e6e9ee"),
-    font: v("--font", "sans-serif"),
-  };
-}
-
-function color(chart: Chart, index: number): string {
-  const name = chart.series[index]?.name ?? "";
-  return SERIES_COLORS[name] ?? PALETTE[index % PALETTE.length] ?? "#4e79a7";
-}
-
-/** Axis numbers, shorter than table text: 1.2k, 3.4M, 12%, 4 min. */
-function axisValue(value: number, format: ValueFormat): string {
-  if (format === "percent") return `${Math.round(value * 1000) / 10}%`;
-  if (format === "seconds") return formatValue(value, "seconds");
-  const abs = Math.abs(value);
-  if (abs >= 1e6) return `${Math.round(value / 1e5) / 10}M`;
-  if (abs >= 1e4) return `${Math.round(value / 100) / 10}k`;
-  return formatValue(value, Number.isInteger(value) ? "count" : "number");
-}
-
-function measure(texts: string[], font: string): number {
-  const ctx = document.createElement("canvas").getContext("2d");
-  if (ctx === null) return 120;
-  ctx.font = font;
-  return texts.reduce((a, t) => Math.max(a, ctx.measureText(t).width), 0);
-}
-
-function shorten(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
 export interface DrawnChart {
+  /** Fits the chart to `width`; the layout of its labels is chosen again if the width asks. */
   resize(width: number): void;
   destroy(): void;
 }
 
-export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): DrawnChart {
+const FAILURE_SERIES = new Set(["Failed", "Failures"]);
+
+function seriesColor(chart: Chart, colors: ChartColors, index: number): string {
+  const name = chart.series[index]?.name ?? "";
+  if (FAILURE_SERIES.has(name)) return colors.failed;
+  return colors.series[index % Math.max(1, colors.series.length)] ?? colors.text;
+}
+
+let measureContext: CanvasRenderingContext2D | null | undefined;
+
+function measure(texts: readonly string[], font: string): number {
+  measureContext ??= document.createElement("canvas").getContext("2d");
+  if (measureContext === null) return texts.reduce((a, t) => Math.max(a, t.length * 7), 0);
+  measureContext.font = font;
+  let widest = 0;
+  for (const t of texts) widest = Math.max(widest, measureContext.measureText(t).width);
+  return widest;
+}
+
+/** The longest labels (in characters, at most `maxChars`) whose widest fits in `px`. */
+function fitLabels(labels: readonly string[], font: string, px: number, maxChars: number) {
+  let fitted = shortLabels(labels, maxChars);
+  for (let chars = maxChars - 1; chars >= 8 && measure(fitted, font) > px; chars--) {
+    fitted = shortLabels(labels, chars);
+  }
+  return fitted;
+}
+
+interface Layout {
+  key: string;
+  labels: string[];
+  categoryAxis: Partial<uPlot.Axis>;
+}
+
+/** How the category labels are written at `width`: cut, rotated, and how much room they take. */
+function categoryLayout(chart: Chart, formats: Formats, font: string, width: number): Layout {
+  const n = chart.categories.length;
+  const display = chart.categories.map((c) => formats.categoryShort(c));
+  if (chart.type === "hbar" || chart.type === "interval") {
+    const room = Math.min(260, Math.round(width * 0.4));
+    const labels = fitLabels(display, font, room - 16, 30);
+    const size = Math.ceil(Math.min(room, measure(labels, font) + 16));
+    return { key: `h${size}:${labels.join("\u0000")}`, labels, categoryAxis: { size } };
+  }
+  const labels = shortLabels(display, 22);
+  const shown = chart.type === "line" ? Math.ceil(n / Math.max(1, Math.ceil(n / 8))) : n;
+  // The plot is the width less the value axis (about 60 px) and uPlot's padding.
+  const slot = (width - 80) / Math.max(1, shown);
+  const widest = measure(labels, font);
+  if (widest <= slot - 8) return { key: "flat", labels, categoryAxis: {} };
+  const size = Math.min(150, Math.ceil(widest * 0.7) + 24);
+  return { key: `rotated${size}`, labels, categoryAxis: { rotate: -40, size } };
+}
+
+export function drawChart(
+  chart: Chart,
+  target: HTMLElement,
+  colors: ChartColors,
+  formats: Formats,
+  initialWidth: number,
+): DrawnChart {
   const n = chart.categories.length;
   const horizontal = chart.type === "hbar" || chart.type === "interval";
   const xs = chart.categories.map((_, i) => i);
-  const font = `12px ${theme.font}`;
-  const labels = chart.categories.map((c) => shorten(c, horizontal ? 30 : 22));
+  const font = `12px ${colors.font}`;
   const barSeries = chart.type === "bar" || chart.type === "hbar";
-  const k = Math.max(1, chart.series.length);
+  const drawnSeries = chart.type === "interval" ? chart.series.slice(0, 1) : chart.series;
+  const k = Math.max(1, drawnSeries.length);
   let marks = 0;
 
-  const data: uPlot.AlignedData = [
-    xs,
-    ...(chart.type === "interval" ? chart.series.slice(0, 1) : chart.series).map((s) => s.values),
-  ];
+  const data: uPlot.AlignedData = [xs, ...drawnSeries.map((s) => s.values)];
+  // The legend doubles as the tooltip: the hovered category in full and each value, or nothing
+  // while no category is hovered (uPlot's own placeholder would be "--").
+  const legendValue = (_u: uPlot, v: number | null) =>
+    v === null ? "" : formats.value(v, chart.format, "");
   const series: uPlot.Series[] = [
-    { label: chart.categoryLabel, value: (_u, v) => (v === null ? "-" : (labels[v] ?? "")) },
+    {
+      label: chart.categoryLabel,
+      value: (_u, v) => (v === null ? "" : formats.categoryFull(chart.categories[v] ?? "")),
+    },
   ];
-  const drawnSeries = chart.type === "interval" ? chart.series.slice(0, 1) : chart.series;
   drawnSeries.forEach((s, i) => {
-    const stroke = color(chart, i);
+    const stroke = seriesColor(chart, colors, i);
     if (barSeries) {
       series.push({
         label: s.name,
@@ -107,7 +127,7 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
         fill: stroke,
         width: 0,
         points: { show: false },
-        value: (_u, v) => formatValue(v, chart.format),
+        value: legendValue,
         paths: uPlot.paths.bars?.({
           align: 1,
           disp: {
@@ -127,7 +147,7 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
         width: 2,
         spanGaps: false,
         points: { show: true, size: 5, fill: stroke },
-        value: (_u, v) => formatValue(v, chart.format),
+        value: legendValue,
       });
     } else {
       // interval: the estimate as a point; the whiskers are drawn in the draw hook below.
@@ -137,7 +157,7 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
         width: 0,
         paths: () => null,
         points: { show: true, size: 9, fill: stroke },
-        value: (_u, v) => formatValue(v, chart.format),
+        value: (_u, v) => (v === null ? "" : formats.signed(v, chart.format)),
       });
     }
   });
@@ -151,37 +171,18 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
     range = [lo - pad, hi + pad];
   }
 
-  const categoryAxis: uPlot.Axis = {
-    scale: "x",
-    side: horizontal ? 3 : 2,
-    stroke: theme.fg,
-    font,
-    grid: { show: false },
-    ticks: { show: false },
-    splits: () => xs,
-    values: (_u, splits) => splits.map((v) => labels[v] ?? ""),
-    ...(horizontal
-      ? { size: Math.min(260, Math.ceil(measure(labels, font)) + 16) }
-      : n > 8
-        ? { rotate: -40, size: Math.min(150, Math.ceil(measure(labels, font) * 0.7) + 24) }
-        : {}),
-  };
-  if (chart.type === "line") {
-    // Dates: about eight labels whatever the number of days.
-    const step = Math.max(1, Math.ceil(n / 8));
-    categoryAxis.splits = () => xs.filter((i) => i % step === 0);
-  }
   const valueAxis: uPlot.Axis = {
     scale: "y",
     side: horizontal ? 2 : 3,
-    stroke: theme.muted,
+    stroke: colors.muted,
     font,
-    grid: { stroke: theme.grid, width: 1 },
-    ticks: { stroke: theme.grid, width: 1 },
-    values: (_u, splits) => splits.map((v) => axisValue(v, chart.format)),
+    grid: { stroke: colors.grid, width: 1 },
+    // No ticks outside the plot: the axes' margins hold text only.
+    ticks: { show: false },
+    values: (_u, splits) => splits.map((v) => formats.axis(v, chart.format)),
     space: horizontal ? 64 : 30,
     ...(chart.format === "seconds" ? { incrs: SECOND_STEPS } : {}),
-    size: horizontal ? 36 : Math.ceil(measure(["100.0k", "100%", "99.9 min"], font)) + 18,
+    size: (_u, values) => (horizontal ? 36 : Math.ceil(measure(values ?? ["100%"], font)) + 18),
   };
 
   const height = horizontal
@@ -190,53 +191,85 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
       ? 300
       : 280;
 
-  const options: uPlot.Options = {
-    width: Math.max(280, target.clientWidth),
-    height,
-    series,
-    scales: {
-      x: {
-        time: false,
-        ...(horizontal ? { ori: 1, dir: -1 } : {}),
-        range: [-0.5, Math.max(0.5, n - 0.5)],
+  const build = (width: number, layout: Layout): uPlot => {
+    const categoryAxis: uPlot.Axis = {
+      scale: "x",
+      side: horizontal ? 3 : 2,
+      stroke: colors.text,
+      font,
+      grid: { show: false },
+      ticks: { show: false },
+      splits: () =>
+        chart.type === "line" ? xs.filter((i) => i % Math.max(1, Math.ceil(n / 8)) === 0) : xs,
+      values: (_u, splits) => splits.map((v) => layout.labels[v] ?? ""),
+      ...layout.categoryAxis,
+    };
+    const options: uPlot.Options = {
+      width,
+      height,
+      series,
+      scales: {
+        x: {
+          time: false,
+          ...(horizontal ? { ori: 1, dir: -1 } : {}),
+          range: [-0.5, Math.max(0.5, n - 0.5)],
+        },
+        y: {
+          ...(horizontal ? { ori: 0 } : {}),
+          range: range
+            ? () => range as [number, number]
+            : (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1],
+        },
       },
-      y: {
-        ...(horizontal ? { ori: 0 } : {}),
-        range: range
-          ? () => range as [number, number]
-          : (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1],
+      axes: [categoryAxis, valueAxis],
+      legend: { show: true, live: true },
+      cursor: { drag: { x: false, y: false }, points: { show: false } },
+      hooks: {
+        drawClear: [
+          () => {
+            marks = 0;
+          },
+        ],
+        drawSeries: [
+          (u, sidx) => {
+            const values = u.data[sidx] as Array<number | null> | undefined;
+            const [i0, i1] = u.series[sidx]?.idxs ?? [0, -1];
+            if (values === undefined) return;
+            for (let i = i0; i <= i1; i++) {
+              if (values[i] !== null && values[i] !== undefined) marks++;
+            }
+          },
+        ],
+        draw: [
+          (u) => {
+            if (chart.type === "interval") drawIntervals(u, chart, colors);
+            target.dataset.marks = String(marks);
+          },
+        ],
       },
-    },
-    axes: [categoryAxis, valueAxis],
-    legend: { show: true, live: true },
-    cursor: { drag: { x: false, y: false }, points: { show: false } },
-    hooks: {
-      drawClear: [
-        () => {
-          marks = 0;
-        },
-      ],
-      drawSeries: [
-        (u, sidx) => {
-          const values = u.data[sidx] as Array<number | null> | undefined;
-          const [i0, i1] = u.series[sidx]?.idxs ?? [0, -1];
-          if (values === undefined) return;
-          for (let i = i0; i <= i1; i++) if (values[i] !== null && values[i] !== undefined) marks++;
-        },
-      ],
-      draw: [
-        (u) => {
-          if (chart.type === "interval") drawIntervals(u, chart, theme);
-          target.dataset.marks = String(marks);
-        },
-      ],
-    },
+    };
+    target.dataset.marks = "0";
+    // The category labels as drawn on the canvas, for tests and for reading the page's source.
+    target.dataset.labels = JSON.stringify(layout.labels);
+    return new uPlot(options, data, target);
   };
-  target.dataset.marks = "0";
-  const plot = new uPlot(options, data, target);
+
+  let width = Math.max(MIN_WIDTH, initialWidth);
+  let layout = categoryLayout(chart, formats, font, width);
+  let plot = build(width, layout);
   return {
-    resize(width) {
-      plot.setSize({ width: Math.max(280, width), height });
+    resize(next) {
+      const nextWidth = Math.max(MIN_WIDTH, next);
+      if (nextWidth === width) return;
+      width = nextWidth;
+      const nextLayout = categoryLayout(chart, formats, font, width);
+      if (nextLayout.key === layout.key) {
+        plot.setSize({ width, height });
+        return;
+      }
+      layout = nextLayout;
+      plot.destroy();
+      plot = build(width, layout);
     },
     destroy() {
       plot.destroy();
@@ -245,14 +278,14 @@ export function drawChart(chart: Chart, target: HTMLElement, theme: Theme): Draw
 }
 
 /** Whiskers from low to high for each category, and the zero line they are judged against. */
-function drawIntervals(u: uPlot, chart: Chart, theme: Theme): void {
+function drawIntervals(u: uPlot, chart: Chart, colors: ChartColors): void {
   const [, low, high] = chart.series;
   if (!low || !high) return;
   const ctx = u.ctx;
   const ratio = devicePixelRatio || 1;
   ctx.save();
   const zero = u.valToPos(0, "y", true);
-  ctx.strokeStyle = theme.muted;
+  ctx.strokeStyle = colors.muted;
   ctx.setLineDash([4 * ratio, 3 * ratio]);
   ctx.lineWidth = ratio;
   ctx.beginPath();
@@ -261,7 +294,7 @@ function drawIntervals(u: uPlot, chart: Chart, theme: Theme): void {
   ctx.stroke();
   ctx.setLineDash([]);
   ctx.lineWidth = 2 * ratio;
-  ctx.strokeStyle = color(chart, 0);
+  ctx.strokeStyle = seriesColor(chart, colors, 0);
   for (let i = 0; i < chart.categories.length; i++) {
     const lo = low.values[i];
     const hi = high.values[i];

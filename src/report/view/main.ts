@@ -15,17 +15,36 @@ import {
   type Section,
   type Table,
 } from "../model.js";
-import { type DrawnChart, drawChart, readTheme } from "./charts.js";
+import { type DrawnChart, drawChart } from "./charts.js";
+import { type Formats, formatsFor } from "./locale-format.js";
+import { resolveTheme, type Theme } from "./theme.js";
 
 /**
  * The report page. With data embedded (the `report` command) it draws that; inside an MCP Apps
  * host it connects with ext-apps' App and draws each tool result the host sends. It never asks
  * the network for anything: the data comes in the page or in the host's messages.
+ *
+ * A result is laid out once; after that a change of size only fits the charts to it, and a change
+ * of theme, style or locale paints the charts and the numbers again in place, so every figure
+ * keeps its Chart/Table choice and every table its scroll. `data-renders` on #report counts the
+ * layouts, `data-paints` the paints (for tests).
  */
 
 const root = document.getElementById("report") as HTMLElement;
-let drawn: Array<{ chart: DrawnChart; element: HTMLElement }> = [];
-let current: { data: unknown; place: ReportPlace } | undefined;
+root.dataset.renders = "0";
+root.dataset.paints = "0";
+
+interface FigureView {
+  chart: Chart;
+  figure: HTMLElement;
+  canvasBox: HTMLElement;
+  tableBody: HTMLElement;
+  drawn?: DrawnChart;
+}
+
+let figures: FigureView[] = [];
+let formats: Formats = formatsFor(navigator.language);
+let theme: Theme | undefined;
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -40,8 +59,8 @@ function el<K extends keyof HTMLElementTagNameMap>(
 }
 
 function clear(): void {
-  for (const d of drawn) d.chart.destroy();
-  drawn = [];
+  for (const f of figures) f.drawn?.destroy();
+  figures = [];
   root.replaceChildren();
 }
 
@@ -51,31 +70,58 @@ function showStatus(text: string, error = false): void {
   root.dataset.state = error ? "error" : "waiting";
 }
 
-function tableElement(table: Table): HTMLElement {
+function tableHead(table: Table): HTMLElement {
   const head = el("tr");
   table.columns.forEach((c, i) => {
     const th = el("th", { text: c, className: table.numeric[i] ? "num" : "" });
     th.scope = "col";
     head.append(th);
   });
-  const body = el("tbody");
-  for (const row of table.rows) {
-    const tr = el("tr");
-    row.forEach((cell, i) => {
-      tr.append(el("td", { text: cell, className: table.numeric[i] ? "num" : "" }));
-    });
-    body.append(tr);
-  }
+  return el("thead", {}, head);
+}
+
+function fillRows(body: HTMLElement, table: Table): void {
+  body.replaceChildren(
+    ...table.rows.map((row) => {
+      const tr = el("tr");
+      row.forEach((cell, i) => {
+        tr.append(el("td", { text: cell, className: table.numeric[i] ? "num" : "" }));
+      });
+      return tr;
+    }),
+  );
+}
+
+function tableElement(table: Table, body = el("tbody")): HTMLElement {
+  fillRows(body, table);
   return el(
     "div",
     { className: "table-wrap" },
-    el("table", {}, el("caption", { text: table.caption }), el("thead", {}, head), body),
+    el("table", {}, el("caption", { text: table.caption }), tableHead(table), body),
   );
+}
+
+/**
+ * A chart's table view with its numbers written in the locale in force: the model's table
+ * (captions, columns, category names) with each series' cells formatted here.
+ */
+function localTable(chart: Chart): Table {
+  const table = chartTable(chart);
+  if (table.columns.length !== chart.series.length + 1) return table;
+  const write = (v: number | null | undefined) =>
+    chart.type === "interval" ? formats.signed(v, chart.format) : formats.value(v, chart.format);
+  return {
+    ...table,
+    rows: table.rows.map((row, r) => [
+      row[0] ?? "",
+      ...chart.series.map((s) => write(s.values[r])),
+    ]),
+  };
 }
 
 let figureCount = 0;
 
-function figure(chart: Chart, pending: Array<() => void>): HTMLElement {
+function figure(chart: Chart): HTMLElement {
   const id = `fig-${++figureCount}`;
   const canvasBox = el("div", { className: "chart" });
   canvasBox.id = `${id}-chart`;
@@ -83,17 +129,22 @@ function figure(chart: Chart, pending: Array<() => void>): HTMLElement {
   canvasBox.dataset.type = chart.type;
   canvasBox.setAttribute("role", "img");
   canvasBox.setAttribute("aria-label", `${chart.title}. The same data is in the table view.`);
-  const tableBox = tableElement(chartTable(chart));
+  const tableBody = el("tbody");
+  const tableBox = tableElement(localTable(chart), tableBody);
   tableBox.id = `${id}-table`;
   tableBox.dataset.tableFor = chart.id;
   tableBox.hidden = true;
   const chartButton = el("button", { text: "Chart" });
   const tableButton = el("button", { text: "Table" });
+  const fig = el("figure");
+  const view: FigureView = { chart, figure: fig, canvasBox, tableBody };
   const setView = (table: boolean) => {
     tableBox.hidden = !table;
     canvasBox.hidden = table;
     chartButton.setAttribute("aria-pressed", String(!table));
     tableButton.setAttribute("aria-pressed", String(table));
+    // A hidden chart was not fitted to size changes meanwhile.
+    if (!table) view.drawn?.resize(contentWidth(fig));
   };
   chartButton.type = "button";
   tableButton.type = "button";
@@ -105,32 +156,32 @@ function figure(chart: Chart, pending: Array<() => void>): HTMLElement {
   const views = el("div", { className: "views" }, chartButton, tableButton);
   views.setAttribute("role", "group");
   views.setAttribute("aria-label", `View of ${chart.title}`);
-  const fig = el(
-    "figure",
-    {},
+  fig.append(
     el("div", { className: "head" }, el("h3", { text: chart.title }), views),
     canvasBox,
     tableBox,
   );
   if (chart.note !== undefined) fig.append(el("p", { className: "note", text: chart.note }));
-  // Drawn once the figure is in the document, so it knows its width.
-  pending.push(() => {
-    drawn.push({ chart: drawChart(chart, canvasBox, readTheme(root)), element: canvasBox });
-  });
+  figures.push(view);
   return fig;
 }
 
-function sectionElement(section: Section, pending: Array<() => void>): HTMLElement {
+/** The width a figure gives its chart: its content box (also while the chart is hidden). */
+function contentWidth(fig: HTMLElement): number {
+  const style = getComputedStyle(fig);
+  return fig.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+}
+
+function sectionElement(section: Section): HTMLElement {
   const box = el("section", {}, el("h2", { text: section.title }));
   box.id = `section-${section.id}`;
   for (const t of section.text) box.append(el("p", { className: "muted", text: t }));
-  for (const c of section.charts) box.append(figure(c, pending));
+  for (const c of section.charts) box.append(figure(c));
   for (const t of section.tables) box.append(tableElement(t));
   return box;
 }
 
 function render(data: unknown, place: ReportPlace): void {
-  current = { data, place };
   let model: ReportModel;
   try {
     model = buildReport(data, place);
@@ -145,13 +196,12 @@ function render(data: unknown, place: ReportPlace): void {
   }
   clear();
   figureCount = 0;
-  const pending: Array<() => void> = [];
   const themeButton = el("button", { className: "theme", text: "Light / dark" });
   themeButton.type = "button";
   themeButton.addEventListener("click", () => {
     const dark = getComputedStyle(document.documentElement).colorScheme.includes("dark");
     document.documentElement.dataset.theme = dark ? "light" : "dark";
-    redraw();
+    paint();
   });
   root.append(
     el(
@@ -178,33 +228,78 @@ function render(data: unknown, place: ReportPlace): void {
     kpis.append(card);
   }
   root.append(kpis);
-  for (const s of model.sections) root.append(sectionElement(s, pending));
+  for (const s of model.sections) root.append(sectionElement(s));
   if (model.notes.length > 0) {
     const list = el("ul");
     for (const n of model.notes) list.append(el("li", { text: n }));
     root.append(el("section", {}, el("h2", { text: "Warnings" }), list));
   }
-  for (const draw of pending) draw();
+  root.dataset.renders = String(Number(root.dataset.renders) + 1);
+  // Drawn once the figures are in the document, so they know their width.
+  paint();
   root.dataset.state = "ready";
   root.dataset.kind = model.kind;
 }
 
-/** Charts read their colours from CSS when drawn, so a theme change draws them again. */
-function redraw(): void {
-  if (current !== undefined && root.dataset.state === "ready") render(current.data, current.place);
+/**
+ * Charts and numbers drawn again in place, in the colours and locale in force: the layout, each
+ * figure's Chart/Table choice and every scroll position stay.
+ */
+function paint(): void {
+  theme = resolveTheme(root);
+  root.dataset.chartBackground = theme.chartBackground;
+  for (const f of figures) {
+    f.drawn?.destroy();
+    f.drawn = drawChart(f.chart, f.canvasBox, theme.chart, formats, contentWidth(f.figure));
+    fillRows(f.tableBody, localTable(f.chart));
+  }
+  root.dataset.paints = String(Number(root.dataset.paints) + 1);
 }
 
-const resizeObserver = new ResizeObserver(() => {
-  for (const d of drawn) d.chart.resize(d.element.clientWidth);
-});
-resizeObserver.observe(root);
+function fitCharts(): void {
+  for (const f of figures) {
+    if (!f.canvasBox.hidden) f.drawn?.resize(contentWidth(f.figure));
+  }
+}
 
-function applyHostContext(ctx: McpUiHostContext | undefined): void {
+new ResizeObserver(fitCharts).observe(root);
+
+// Without a host, the page follows the system's scheme; its colours are read again when it turns.
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  if (figures.length > 0) paint();
+});
+
+/**
+ * What a host-context change asks for. A host sends one per resize of its frame (the reference
+ * host, one for every step of a window resize), with only containerDimensions: the charts are
+ * fitted to the new width, nothing is laid out again. Theme, style variables, fonts and locale
+ * repaint.
+ */
+function applyHostContext(ctx: Partial<McpUiHostContext> | undefined): void {
   if (ctx === undefined) return;
-  if (ctx.theme !== undefined) applyDocumentTheme(ctx.theme);
-  if (ctx.styles?.variables !== undefined) applyHostStyleVariables(ctx.styles.variables);
-  if (ctx.styles?.css?.fonts !== undefined) applyHostFonts(ctx.styles.css.fonts);
-  redraw();
+  let repaint = false;
+  if (ctx.theme !== undefined) {
+    applyDocumentTheme(ctx.theme);
+    repaint = true;
+  }
+  if (ctx.styles?.variables !== undefined) {
+    applyHostStyleVariables(ctx.styles.variables);
+    repaint = true;
+  }
+  if (ctx.styles?.css?.fonts !== undefined) {
+    applyHostFonts(ctx.styles.css.fonts);
+    repaint = true;
+  }
+  if (ctx.locale !== undefined) {
+    const next = formatsFor(ctx.locale);
+    if (next.locale !== formats.locale) {
+      formats = next;
+      repaint = true;
+    }
+  }
+  if (figures.length === 0) return;
+  if (repaint) paint();
+  else if (ctx.containerDimensions !== undefined) fitCharts();
 }
 
 function resultText(content: unknown): string {
@@ -222,8 +317,10 @@ function resultText(content: unknown): string {
 async function connectToHost(): Promise<void> {
   const app = new App({ name: "crm-insights-report", version: "1" }, {}, { autoResize: true });
   // Handlers before connect: the host may send the result right after the handshake.
-  app.ontoolinput = () => showStatus("Working on it: the chart appears when the tool returns.");
-  app.ontoolresult = (result) => {
+  app.addEventListener("toolinput", () =>
+    showStatus("Working on it: the chart appears when the tool returns."),
+  );
+  app.addEventListener("toolresult", (result) => {
     if (result.isError === true) {
       showStatus(resultText(result.content) || "The tool call failed.", true);
     } else if (result.structuredContent === undefined) {
@@ -231,11 +328,10 @@ async function connectToHost(): Promise<void> {
     } else {
       render(result.structuredContent, "view");
     }
-  };
-  app.ontoolcancelled = () => showStatus("The tool call was cancelled.");
-  app.onhostcontextchanged = (ctx) => applyHostContext(ctx);
+  });
+  app.addEventListener("toolcancelled", () => showStatus("The tool call was cancelled."));
+  app.addEventListener("hostcontextchanged", (ctx) => applyHostContext(ctx));
   app.onteardown = async () => {
-    resizeObserver.disconnect();
     clear();
     return {};
   };
