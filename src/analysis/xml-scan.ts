@@ -1,13 +1,16 @@
 /**
  * A strict XML reader over the bytes of a workbook part, for the worksheets, which are most of a
- * scenario export: a year of days on 60 nodes is 10 MB of XML, and saxes (kept for the small
- * parts) spent about 0.6 s of a 1 s summary building strings and objects for every character
- * and tag. This one walks the UTF-8 bytes, makes strings only of names, attribute values and
- * text, and checks what well-formed XML requires of a part: one root element, start and end
- * tags that match, quoted attribute values without `<`, known or numeric character references,
- * closed comments, CDATA sections and processing instructions. A document type declaration is
- * refused (a workbook part has none, and it is how entity expansion attacks start). Anything
- * else throws XmlScanError with the byte offset.
+ * scenario export (a year of days on 60 nodes is 10 MB of XML). saxes, kept for the small parts,
+ * builds strings and objects for every character and tag; this one walks the UTF-8 bytes and
+ * makes strings only of names, attribute values and text. With saxes reading the worksheets, the
+ * summary of bench/shapes.mjs's scenario export takes 30% more CPU time (medians of 21 runs
+ * alternating with a build that has saxes read them: BENCH_SCENARIO_ONLY=1 BENCH_DUCKDB=0
+ * BENCH_RUNS=21 BENCH_BASE_DIST=<that build>/dist node bench/shapes.mjs). It checks what
+ * well-formed XML requires of a part: one root element, start and end tags that match, quoted
+ * attribute values without `<`, known or numeric character references, closed comments, CDATA
+ * sections and processing instructions. A document type declaration is refused (a workbook part
+ * has none, and it is how entity expansion attacks start). Anything else throws XmlScanError
+ * with the byte offset.
  */
 
 export class XmlScanError extends Error {
