@@ -18,7 +18,7 @@ const fragments = new Set<string>();
 /**
  * A bit per rolling hash (mod FILTER_BITS) of every fragment: a text position whose window's
  * bit is clear cannot start a fragment, so the string slice and set lookup run only on the rare
- * positions whose bit is set. 1 MB of text is scanned in a few ms instead of hundreds.
+ * positions whose bit is set.
  */
 const FILTER_BITS = 1 << 20;
 const filter = new Uint32Array(FILTER_BITS / 32);

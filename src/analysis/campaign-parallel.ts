@@ -22,8 +22,8 @@ import { conversionTypeOf } from "./event-roles.js";
  * header, the workers from the back: see takeChunk), and the threads' tallies are merged
  * (exactly: see campaign-tally.ts). Taken as they come, the chunks keep every thread busy to the
  * end whatever slows one of them (a worker's start-up, V8 compiling on the same core, a busy
- * neighbour): the threads finish within about one last, small chunk of each other (10-15 ms on
- * 375 MB exports, where fixed halves ended up to 220 ms apart).
+ * neighbour): the threads finish within about one last, small chunk of each other, where with
+ * fixed halves the others would wait for the one thrown behind.
  *
  * Where a chunk starts: the first record start after a cut point cannot be known without reading
  * from the top of the file (a quoted field may hold line breaks), so each chunk after the first

@@ -43,8 +43,8 @@ export function campaignResult(tally: CampaignTally, file: CampaignFile): Campai
   // comparator calls) and holds no boxed numbers.
   let deltaSpace = 0;
   for (const r of input.rounds) deltaSpace += r.firstOpen.size;
-  // Whole seconds from a receipt to a later open of two 32-bit times: below 2^32, and 32-bit
-  // integers sort in about 60% of the time doubles take.
+  // Whole seconds from a receipt to a later open of two 32-bit times: below 2^32, so they sort as
+  // 32-bit integers, half the bytes of doubles.
   const deltaSlots = new Uint32Array(deltaSpace);
   let pairs = 0;
   let opensBeforeReceipt = 0;

@@ -65,10 +65,9 @@ const ROUND_ROOM = 1.1;
 /**
  * Storage the rounds' maps may hold unused, made when rounds are sized from the largest of their
  * kind, beyond the storage their keys need: at least this, or as much as the keys need. Without
- * a bound, one large round followed by many small ones (a big send, then small follow-ups)
- * reserved the large round's size for each: on an 83 MB export of one round of 300,000 users and
- * 999 of 5, 6.1 s and 198 MB (counting users reads every slot), and 576 MB once storage is
- * written when made (see hash-table.ts); bounded, 0.54 s and 118 MB.
+ * a bound, one large round followed by many small ones (a big send, then small follow-ups) would
+ * reserve the large round's size for each: storage written when made (see hash-table.ts), and
+ * read again when the users are counted (which reads every slot).
  */
 const UNUSED_RESERVE_BYTES = 8 << 20;
 
@@ -79,8 +78,8 @@ const SMALLEST: RoundSizes = { receipts: 0, firstOpen: 0, clicks: 0, conversions
  * each later one from the largest of its kind so far, with room, when the storage that reserves
  * stays within UNUSED_RESERVE_BYTES or what the keys need, and the smallest otherwise. The rounds
  * are looked over again only after 1/32 more of them were made (a file may hold a thousand, and
- * a look at every new round took a quarter of the read of a thousand small ones); meanwhile the
- * storage of the rounds made since counts as unused, so the bound holds between looks too.
+ * a look at every new round would read them all each time); meanwhile the storage of the
+ * rounds made since counts as unused, so the bound holds between looks too.
  */
 class RoundSizer {
   private looked = 0;
@@ -165,7 +164,7 @@ export function newTally(bytes: number): CampaignTally {
   // reserves a large map for each, nor one of a large round and many small ones (RoundSizer).
   // Not from the last round of its kind: in a file by time that one has only begun when the next
   // starts, and a map grown from a few slots leaves behind storage twice its final size, freed
-  // only when the GC next runs (about 47 MB on the 2,000,000-send file, by time).
+  // only when the GC next runs.
   const firstSizes: RoundSizes = {
     receipts: Math.min(1 << 16, bytes / 4000),
     firstOpen: Math.min(1 << 14, bytes / 16000),
@@ -329,8 +328,8 @@ export function mergePart(
     if (round === undefined) {
       if (t.rounds.length >= MAX_ROUNDS) throw new NeedsOnePass("too many rounds");
       // Empty maps: each takes over the part's storage as it is (U64Map.mergeMin). Sized like
-      // the largest round, they were made (and written) only to be dropped: on a file of a large
-      // round and a thousand small ones, 570 MB of storage made and 300 ms spent in the merge.
+      // the largest round, they would be made (and written) only to be dropped: a large round's
+      // storage for each of a thousand small ones.
       round = t.roundTable.add(r.rawTask, r.scheduled, r.rawGroup, SMALLEST);
     }
     const [sent, received, failed, control, opens, clicks, conversions] = r.counts;

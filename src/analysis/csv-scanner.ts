@@ -2,13 +2,12 @@ import { isUtf8 } from "node:buffer";
 import { KERNEL_FIELDS, MAX_WINDOW, SpecialsIndex } from "./csv-specials.js";
 
 /**
- * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row,
- * which caps it near 20 MB/s; this scanner only records where each field's bytes are and lets the
- * caller decode the few columns it needs, so a 700 MB export is read in seconds. It does not read
- * every byte either: the bytes that can end or open a field are found 64 at a time in WebAssembly
- * (csv-specials.ts), which also reads each record of unquoted fields whole; the state machine
- * below reads the others, jumping from one such byte to the next. csv-parse stays the oracle it
- * is tested against.
+ * A byte-level streaming RFC 4180 scanner. csv-parse builds a JS string per field of every row;
+ * this scanner only records where each field's bytes are and lets the caller decode the few
+ * columns it needs. It does not read every byte either: the bytes that can end or open a field
+ * are found 64 at a time in WebAssembly (csv-specials.ts), which also reads each record of
+ * unquoted fields whole; the state machine below reads the others, jumping from one such byte to
+ * the next. csv-parse stays the oracle it is tested against.
  *
  * Accepted: quoted fields (with separators, CR/LF and doubled quotes inside), records ended by
  * LF, CRLF or a lone CR, a last record without a line ending. Rejected with the line number: a
@@ -88,9 +87,9 @@ const AFTER_CR = 5; // record ended by CR; a following LF belongs to it
 /**
  * Bytes one `scan` call reads before it returns to `push`. Short calls keep the scan loop out of
  * V8's on-stack replacement: a loop compiled while the first 1 MiB chunk is still running has no
- * type feedback for the code after it, and in about half of the runs V8 kept re-entering that
- * compiled loop and deoptimizing at its end on every chunk, which halved the scan speed. With
- * many short calls the function is compiled whole, after every part of it has run.
+ * type feedback for the code after it, and V8 may keep re-entering that compiled loop and
+ * deoptimizing at its end on every chunk. With many short calls the function is compiled whole,
+ * after every part of it has run.
  */
 const SCAN_SLICE = 1 << 14;
 
@@ -104,8 +103,8 @@ export function fieldText(rec: CsvRecord, i: number): string {
 }
 
 /**
- * True when `view` holds at `at` the first `n` bytes of `other`: 4 bytes at a time, where a loop
- * over single bytes costs about four times as many instructions.
+ * True when `view` holds at `at` the first `n` bytes of `other`: 4 bytes at a time, a quarter of
+ * the steps of a loop over single bytes.
  */
 export function sameBytesAt(view: DataView, at: number, other: DataView, n: number): boolean {
   let k = 0;

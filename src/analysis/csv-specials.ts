@@ -13,8 +13,8 @@ import { WASM_BINARY } from "./csv-specials-wasm.js";
 /**
  * Where the bytes that end or open a CSV field (comma, quote, LF, CR) are, found 64 at a time by
  * csv-specials.wat. The scanner's state machine then visits those bytes only: about 18 per row of
- * a campaign export instead of its 165, which made the byte loop 40-50% of a summary's CPU. The
- * same module reads a record of unquoted fields whole (`record`) and hashes its key fields.
+ * a campaign export instead of all its 165. The same module reads a record of unquoted fields
+ * whole (`record`) and hashes its key fields.
  */
 
 /** The largest window `index` takes and the most fields `record` reads. */

@@ -18,7 +18,7 @@ export interface U64MapState {
 /**
  * 64-bit hash of the bytes `[start, end)` of `view` with a seed; returned through `out` to avoid
  * allocation. Two different 32-bit hashes of the bytes, read 4 at a time (a user id is 20-30
- * bytes: a byte at a time cost three times the instructions): murmur3's block step and xxHash32's
+ * bytes: a quarter of the steps of a byte at a time): murmur3's block step and xxHash32's
  * round, each finished with the length and an avalanche. The halves are signed 32-bit integers:
  * V8 keeps those unboxed (small integers), where unsigned halves above 2^31 became a heap number
  * at every call that passed them on.
@@ -90,7 +90,7 @@ export function partOf(hi: number, lo: number, bits: number): number {
  * touch), which maps the kernel's shared zero page, and the write that follows then faults again
  * to replace it, flushing the old mapping from every core the process runs on: a second fault
  * and an interrupt to the other thread's core, each page. Writing the zeros first faults once per
- * page: 128 MB touched read-then-write took 680 ms with a second thread running, 70 ms so.
+ * page.
  */
 function writtenWords(words: number): Int32Array {
   const storage = new Int32Array(words);

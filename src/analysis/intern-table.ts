@@ -65,7 +65,7 @@ export class InternTable {
   /**
    * Small on purpose: the row handler inlines it, and V8 gives each optimized function a fixed
    * budget of inlined code; with the cache probe and the items' scan written here, the map update
-   * no longer fit in it (a two-thread summary of a 302 MB export: 825 -> 810 ms, medians of 6).
+   * no longer fit in it.
    */
   lookup(rec: CsvRecord, col: number): Interned {
     const last = this.last;

@@ -34,8 +34,8 @@ const MAIN_NS_PREFIX_FREE = (name: string) => name.slice(name.indexOf(":") + 1);
 
 /**
  * Characters handed to the parser at a time: a part decoded into one string of more than about
- * 128 KB lands in V8's large-object space, which took several milliseconds per sheet (a year of
- * days is about 180 KB of XML), ten times the decoding itself.
+ * 128 KB lands in V8's large-object space, which costs more than the decoding itself (a year of
+ * days is about 180 KB of XML).
  */
 const DECODE_BYTES = 1 << 15;
 
