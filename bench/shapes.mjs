@@ -25,6 +25,10 @@
  * BENCH_SENDS=200000 scales the 1,000,000-send shapes; BENCH_SKIP_BIG=1 leaves the big file out;
  * BENCH_SCENARIO_ONLY=1 measures only the scenario export; BENCH_ONLY=TEXT only the shapes whose
  * name holds TEXT (and the scenario export).
+ * Before and after a change: BENCH_BASE_DIST=DIR (another build's dist/, e.g. of a git worktree
+ * of the code before it) summarizes every file too, its runs alternating with ours in the same
+ * run; its medians of wall and CPU time and ours over them are printed, and its summaries must
+ * equal ours (the script fails otherwise). BENCH_DUCKDB=0 leaves DuckDB out.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -151,6 +155,8 @@ if (process.argv[2] === "--duckdb") {
 }
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
+const BASE_DIST = process.env.BENCH_BASE_DIST;
+const WITH_DUCKDB = process.env.BENCH_DUCKDB !== "0";
 const SENDS = Math.max(1000, Number(process.env.BENCH_SENDS ?? 1_000_000));
 const MAX_SENDS = 2_000_000;
 const hexMail = { platformIds: "hex24", customerIds: "email" };
@@ -182,10 +188,12 @@ const SHAPES = [
       ]),
 ];
 
-function child(kind, file) {
+/** One child process: `--ours` (the summary of the build in `fromDist`) or `--duckdb`. */
+function child(kind, file, fromDist = dist) {
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), kind, file], {
     encoding: "utf8",
     maxBuffer: 1 << 20,
+    env: { ...process.env, BENCH_DIST: fromDist },
   });
   if (run.status !== 0) throw new Error(`${kind} child failed (exit ${run.status}): ${run.stderr}`);
   return JSON.parse(run.stdout);
@@ -196,6 +204,60 @@ const median = (values) => {
   const mid = Math.floor(v.length / 2);
   return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 };
+
+/**
+ * Runs each side once per round, RUNS rounds, in turns: in this order on even rounds and the
+ * reverse on odd ones, so a change in the machine's load falls on every side alike.
+ */
+function alternate(sides) {
+  for (let i = 0; i < RUNS; i++) {
+    for (const run of i % 2 === 0 ? sides : [...sides].reverse()) run();
+  }
+}
+
+/** Medians of one side's wall time (and its runs) and CPU time (`cpu`: which CPU figure). */
+function timings(side, runs, cpu) {
+  return {
+    [`${side}_s`]: Number(median(runs.map((r) => r.seconds)).toFixed(2)),
+    [`${side}_runs_s`]: runs.map((r) => Number(r.seconds.toFixed(2))),
+    [`${side}_cpu_s`]: Number(median(runs.map((r) => r[cpu])).toFixed(2)),
+    [`${side}_runs_cpu_s`]: runs.map((r) => Number(r[cpu].toFixed(2))),
+  };
+}
+
+/** The base build's medians and ours over them, wall and CPU time (above 1: ours is slower). */
+function againstBase(ours, base, cpu) {
+  const wall = (runs) => median(runs.map((r) => r.seconds));
+  const cpuOf = (runs) => median(runs.map((r) => r[cpu]));
+  return {
+    ...timings("base", base, cpu),
+    vs_base: Number((wall(ours) / wall(base)).toFixed(3)),
+    // Run i of ours and of the base ran next to each other (see alternate).
+    vs_base_paired: Number(median(ours.map((r, i) => r.seconds / base[i].seconds)).toFixed(3)),
+    vs_base_cpu: Number((cpuOf(ours) / cpuOf(base)).toFixed(3)),
+  };
+}
+
+function baseText(row) {
+  return `base ${row.base_s.toFixed(2)} s, CPU ${row.base_cpu_s.toFixed(2)} s: ours/base ${row.vs_base.toFixed(3)} (paired ${row.vs_base_paired.toFixed(3)}), CPU ${row.vs_base_cpu.toFixed(3)}`;
+}
+
+/** DuckDB's medians beside ours (its runs alternated with ours). */
+function againstDuckDb(ours, duck) {
+  const ourSeconds = median(ours.map((r) => r.seconds));
+  const duckSeconds = median(duck.map((r) => r.seconds));
+  return {
+    duckdb_s: Number(duckSeconds.toFixed(2)),
+    duckdb_runs_s: duck.map((r) => Number(r.seconds.toFixed(2))),
+    ratio: Number((ourSeconds / duckSeconds).toFixed(2)),
+    // The median of each run's ratio (ours and DuckDB's run side by side): when the machine
+    // slows down for a while, both runs of a pair share it; the ratio of medians may not.
+    paired_ratio: Number(median(ours.map((r, i) => r.seconds / duck[i].seconds)).toFixed(2)),
+    duckdb_cpu_s: Number(median(duck.map((r) => r.cpuSeconds)).toFixed(2)),
+    duckdb_peak_rss_mb: Number(Math.max(...duck.map((r) => r.maxRssMb)).toFixed(0)),
+    same_core_figures: ours[0].core === duck[0].core,
+  };
+}
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -401,20 +463,21 @@ try {
     const bytes = (await stat(made.path)).size;
     const before = load();
     const ours = [];
+    const base = [];
     const duck = [];
-    for (let i = 0; i < RUNS; i++) {
-      // Alternating, so a change in the machine's load falls on both sides.
-      if (i % 2 === 0) {
-        ours.push(child("--ours", made.path));
-        duck.push(child("--duckdb", made.path));
-      } else {
-        duck.push(child("--duckdb", made.path));
-        ours.push(child("--ours", made.path));
-      }
-    }
+    alternate([
+      () => ours.push(child("--ours", made.path)),
+      ...(BASE_DIST ? [() => base.push(child("--ours", made.path, BASE_DIST))] : []),
+      ...(WITH_DUCKDB ? [() => duck.push(child("--duckdb", made.path))] : []),
+    ]);
     const problems = [];
     if (new Set(ours.map((r) => r.digest)).size !== 1) problems.push("our runs disagree");
-    if (ours[0].core !== duck[0].core) problems.push("ours and DuckDB's core figures differ");
+    if (WITH_DUCKDB && ours[0].core !== duck[0].core) {
+      problems.push("ours and DuckDB's core figures differ");
+    }
+    if (BASE_DIST && base.some((r) => r.digest !== ours[0].digest)) {
+      problems.push("summary differs from the base build's");
+    }
     if (shape.sameAs) {
       const seen = digests.get(shape.sameAs);
       if (seen === undefined) digests.set(shape.sameAs, ours[0].digest);
@@ -424,8 +487,6 @@ try {
       failed = true;
       console.log(`  ${shape.name}: ${problems.join("; ")}`);
     }
-    const ourSeconds = median(ours.map((r) => r.seconds));
-    const duckSeconds = median(duck.map((r) => r.seconds));
     const rss = Math.max(...ours.map((r) => r.maxRssMb));
     const row = {
       shape: shape.name,
@@ -433,50 +494,71 @@ try {
       rounds: made.rounds,
       mb: Number((bytes / 1e6).toFixed(0)),
       rows: ours[0].rows,
-      ours_s: Number(ourSeconds.toFixed(2)),
-      ours_runs_s: ours.map((r) => Number(r.seconds.toFixed(2))),
-      duckdb_s: Number(duckSeconds.toFixed(2)),
-      duckdb_runs_s: duck.map((r) => Number(r.seconds.toFixed(2))),
-      ratio: Number((ourSeconds / duckSeconds).toFixed(2)),
-      // The median of each run's ratio (ours and DuckDB's run side by side): when the machine
-      // slows down for a while, both runs of a pair share it; the ratio of medians may not.
-      paired_ratio: Number(median(ours.map((r, i) => r.seconds / duck[i].seconds)).toFixed(2)),
       // CPU seconds (all threads, the process's whole life): what a loaded machine changes least.
-      ours_cpu_s: Number(median(ours.map((r) => r.cpuSeconds)).toFixed(2)),
-      duckdb_cpu_s: Number(median(duck.map((r) => r.cpuSeconds)).toFixed(2)),
+      ...timings("ours", ours, "cpuSeconds"),
       ours_peak_rss_mb: Number(rss.toFixed(0)),
-      duckdb_peak_rss_mb: Number(Math.max(...duck.map((r) => r.maxRssMb)).toFixed(0)),
-      same_core_figures: ours[0].core === duck[0].core,
+      ...(BASE_DIST ? againstBase(ours, base, "cpuSeconds") : {}),
+      ...(WITH_DUCKDB ? againstDuckDb(ours, duck) : {}),
       load_before: before,
       load_after: load(),
     };
     lines.push(row);
-    console.log(
-      `${shape.name.padEnd(40)} ${String(row.mb).padStart(4)} MB ${String(made.sends).padStart(9)} sends  ours ${row.ours_s.toFixed(2)} s  DuckDB ${row.duckdb_s.toFixed(2)} s  ratio ${row.ratio.toFixed(2)} (${row.ratio <= 0.67 ? "met" : "NOT met"}; paired ${row.paired_ratio.toFixed(2)})  CPU ${row.ours_cpu_s.toFixed(1)} / ${row.duckdb_cpu_s.toFixed(1)} s  peak RSS ${row.ours_peak_rss_mb} MB (${rss <= 160 ? "met" : "NOT met"})  load ${before} / ${row.load_after}`,
+    const parts = [
+      `${shape.name.padEnd(40)} ${String(row.mb).padStart(4)} MB ${String(made.sends).padStart(9)} sends  ours ${row.ours_s.toFixed(2)} s`,
+    ];
+    if (WITH_DUCKDB) {
+      parts.push(
+        `DuckDB ${row.duckdb_s.toFixed(2)} s  ratio ${row.ratio.toFixed(2)} (${row.ratio <= 0.67 ? "met" : "NOT met"}; paired ${row.paired_ratio.toFixed(2)})  CPU ${row.ours_cpu_s.toFixed(1)} / ${row.duckdb_cpu_s.toFixed(1)} s`,
+      );
+    } else parts.push(`CPU ${row.ours_cpu_s.toFixed(2)} s`);
+    if (BASE_DIST) parts.push(baseText(row));
+    parts.push(
+      `peak RSS ${row.ours_peak_rss_mb} MB (${rss <= 160 ? "met" : "NOT met"})  load ${before} / ${row.load_after}`,
     );
+    console.log(parts.join("  "));
   }
   // With BENCH_ONLY, no two row orders of one file may have run: then only DuckDB's figures count.
   const orders = shapes.some((s) => s.sameAs) ? "summary identical across row orders and " : "";
-  if (lines.length > 0)
+  const campaignRows = lines.filter((l) => l.sends !== undefined);
+  if (campaignRows.length > 0) {
+    const checks = [
+      ...(WITH_DUCKDB ? ["core figures equal to DuckDB's"] : []),
+      ...(BASE_DIST ? ["summaries equal to the base build's"] : []),
+    ];
+    const ratios = WITH_DUCKDB
+      ? `ratio <= 0.67 on ${campaignRows.filter((l) => l.ratio <= 0.67).length} of ${campaignRows.length} shapes, `
+      : "";
+    const withinBase = BASE_DIST
+      ? `within 5% of the base build on ${campaignRows.filter((l) => l.vs_base <= 1.05).length} of ${campaignRows.length} shapes (wall), ${campaignRows.filter((l) => l.vs_base_cpu <= 1.05).length} (CPU), `
+      : "";
     console.log(
-      `${orders}core figures equal to DuckDB's: ${failed ? "NO" : "yes"}; targets: ratio <= 0.67 on ${lines.filter((l) => l.ratio <= 0.67).length} of ${lines.length} shapes, peak RSS <= 160 MB on ${lines.filter((l) => l.ours_peak_rss_mb <= 160).length} of ${lines.length}`,
+      `${orders}${checks.join(" and ")}: ${failed ? "NO" : "yes"}; targets: ${ratios}${withinBase}peak RSS <= 160 MB on ${campaignRows.filter((l) => l.ours_peak_rss_mb <= 160).length} of ${campaignRows.length}`,
     );
+  }
 
   const scenario = await scenarioFile(workDir, 60, 366);
-  const runs = Array.from({ length: RUNS }, () => child("--ours", scenario));
+  const runs = [];
+  const baseRuns = [];
+  alternate([
+    () => runs.push(child("--ours", scenario)),
+    ...(BASE_DIST ? [() => baseRuns.push(child("--ours", scenario, BASE_DIST))] : []),
+  ]);
+  if (BASE_DIST && baseRuns.some((r) => r.digest !== runs[0].digest)) {
+    failed = true;
+    console.log("  scenario XLSX: summary differs from the base build's");
+  }
   const scenarioRow = {
     shape: "scenario XLSX, 60 nodes x 366 days",
     mb: Number(((await stat(scenario)).size / 1e6).toFixed(1)),
     nodes: runs[0].rows,
-    ours_s: Number(median(runs.map((r) => r.seconds)).toFixed(2)),
-    ours_runs_s: runs.map((r) => Number(r.seconds.toFixed(2))),
     // CPU seconds of the summary call alone: what a loaded machine changes least.
-    ours_cpu_s: Number(median(runs.map((r) => r.summaryCpuSeconds)).toFixed(2)),
+    ...timings("ours", runs, "summaryCpuSeconds"),
     ours_peak_rss_mb: Number(Math.max(...runs.map((r) => r.maxRssMb)).toFixed(0)),
+    ...(BASE_DIST ? againstBase(runs, baseRuns, "summaryCpuSeconds") : {}),
   };
   lines.push(scenarioRow);
   console.log(
-    `${scenarioRow.shape.padEnd(40)} ${scenarioRow.mb} MB  ours ${scenarioRow.ours_s.toFixed(2)} s (runs ${scenarioRow.ours_runs_s.join(", ")}; CPU ${scenarioRow.ours_cpu_s.toFixed(2)} s)  peak RSS ${scenarioRow.ours_peak_rss_mb} MB  load ${load()}`,
+    `${scenarioRow.shape.padEnd(40)} ${scenarioRow.mb} MB  ours ${scenarioRow.ours_s.toFixed(2)} s (runs ${scenarioRow.ours_runs_s.join(", ")}; CPU ${scenarioRow.ours_cpu_s.toFixed(2)} s)${BASE_DIST ? `  ${baseText(scenarioRow)}` : ""}  peak RSS ${scenarioRow.ours_peak_rss_mb} MB  load ${load()}`,
   );
   for (const row of lines) console.log(JSON.stringify(row));
 } finally {
