@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
-import { type Harness, startHarness } from "../tools/harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 /**
  * The one file rule of summarize_export and query_export, through the MCP client: files inside

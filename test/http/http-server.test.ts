@@ -9,7 +9,7 @@ import { type RunningHttpServer, startHttpServer } from "../../src/http/http-ser
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { SANDBOX_NOW, sandboxClock, toResult } from "../tools/harness.js";
+import { SANDBOX_NOW, sandboxClock, toResult } from "../helpers/tool-harness.js";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef01";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
-import { toResult } from "../tools/harness.js";
+import { toResult } from "../helpers/tool-harness.js";
 
 /**
  * Team mode end to end: several `serve --http` processes (the built bin) sharing one PostgreSQL

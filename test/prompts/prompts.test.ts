@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../tools/harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer } from "../../src/server.js";
-import { type Harness, sandboxClock, startHarness } from "../tools/harness.js";
+import { type Harness, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 import {
   ARTIFACTS,
   backgroundColor,

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../tools/harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { writeCampaignCsv } from "./fixtures.js";
 
 /** summarize_export with report: true writes the HTML report and links it as a resource. */

@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "./harness.js";
+import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
 let sandbox: RunningSandbox;

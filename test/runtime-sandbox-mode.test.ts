@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import type { ToolCall, ToolRuntime } from "../../src/mcp/tool.js";
-import { createRuntime } from "../../src/runtime.js";
-import { startSandbox } from "../../src/sandbox/index.js";
-import startExport from "../../src/tools/start-export.js";
+import { loadConfig } from "../src/config.js";
+import type { ToolCall, ToolRuntime } from "../src/mcp/tool.js";
+import { createRuntime } from "../src/runtime.js";
+import { startSandbox } from "../src/sandbox/index.js";
+import startExport from "../src/tools/start-export.js";
 
 const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
 // Months before the real date: URLs the sandbox issues "expire" in 2026-06 by the real clock.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 // A created job's ID must never be lost: the user would retry with force and create another.
 let h: Harness;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import checkExport from "../../src/tools/check-export.js";
 import startExport from "../../src/tools/start-export.js";
 import summarizeExport from "../../src/tools/summarize-export.js";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 type Properties = Record<string, unknown>;
 const properties = (schema: z.ZodType): Properties =>

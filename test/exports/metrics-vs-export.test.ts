@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { createWorld } from "../../src/sandbox/world/index.js";
-import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "./harness.js";
+import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 
 /**
  * campaign_metrics against the CSV exports of the same window, through the real tools over the

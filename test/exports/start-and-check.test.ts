@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
 let campaignId: string;

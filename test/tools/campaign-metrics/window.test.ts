@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MetricsResponse } from "../../src/api/schemas.js";
-import type { CrmApi } from "../../src/api/types.js";
-import { loadConfig } from "../../src/config.js";
-import { createServer } from "../../src/server.js";
-import { type Harness, SANDBOX_NOW, startHarness, toResult } from "./harness.js";
+import type { MetricsResponse } from "../../../src/api/schemas.js";
+import type { CrmApi } from "../../../src/api/types.js";
+import { loadConfig } from "../../../src/config.js";
+import { createServer } from "../../../src/server.js";
+import { type Harness, SANDBOX_NOW, startHarness, toResult } from "../../helpers/tool-harness.js";
 
 let h: Harness;
 beforeAll(async () => {

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isFileInUse } from "../../src/files/in-use.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
-import { type Harness, startHarness } from "./harness.js";
+import { isFileInUse } from "../../../src/files/in-use.js";
+import { campaignRows, toCsv } from "../../analysis/campaign-fixture.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 /**
  * query_export through the MCP client on sandbox exports: answers checked against the CSV parsed

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leaseHolderGone } from "../../src/exports/download-lease.js";
-import { type Harness, openLedger, startHarness } from "./harness.js";
+import { type Harness, openLedger, startHarness } from "../helpers/tool-harness.js";
 
 /** The PID of a process of this machine that ran and has exited. */
 async function deadPid(): Promise<number> {

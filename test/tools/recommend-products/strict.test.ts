@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 let h: Harness;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createRuntime } from "../../src/runtime.js";
+import { loadConfig } from "../src/config.js";
+import { createRuntime } from "../src/runtime.js";
 
 /**
  * An offset-less CRM_SANDBOX_NOW means Asia/Seoul (the sandbox's rule) even on a machine in a

@@ -1,10 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportsFolder } from "../../src/files/data-folder.js";
-import { writeCampaignCsv } from "../../src/sandbox/csv-writer.js";
-import { CHANNEL_PROFILES } from "../../src/sandbox/world/channels.js";
-import { type Harness, startHarness } from "../tools/harness.js";
+import { exportsFolder } from "../../../src/files/data-folder.js";
+import { writeCampaignCsv } from "../../../src/sandbox/csv-writer.js";
+import { CHANNEL_PROFILES } from "../../../src/sandbox/world/channels.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 /**
  * query_export's event_role through the MCP client, beside summarize_export on the same file with

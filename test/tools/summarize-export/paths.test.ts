@@ -2,13 +2,13 @@ import { mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { errorText } from "../../src/mcp/error-text.js";
-import type { ToolCall, ToolRuntime } from "../../src/mcp/tool.js";
-import { ExportNotReadyError } from "../../src/mcp/tool-errors.js";
-import type { RunningSandbox } from "../../src/sandbox/types.js";
-import startExport from "../../src/tools/start-export.js";
-import summarizeExport from "../../src/tools/summarize-export.js";
-import { type RuntimeHarness, startRuntimeHarness } from "./harness.js";
+import { errorText } from "../../../src/mcp/error-text.js";
+import type { ToolCall, ToolRuntime } from "../../../src/mcp/tool.js";
+import { ExportNotReadyError } from "../../../src/mcp/tool-errors.js";
+import type { RunningSandbox } from "../../../src/sandbox/types.js";
+import startExport from "../../../src/tools/start-export.js";
+import summarizeExport from "../../../src/tools/summarize-export.js";
+import { type RuntimeHarness, startRuntimeHarness } from "../../helpers/tool-harness.js";
 
 /** summarize_export through its job_id paths: finished campaign and scenario jobs, an unfinished job, detail. */
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clipEchoes, clipValue } from "../../src/clip.js";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 /** Error texts quote what was wrong with the input, never the input at any length. */
 let h: Harness;

@@ -12,7 +12,7 @@ import {
   type RecordedRequest,
   useFixtureServer,
 } from "../helpers/fixture-server.js";
-import { type ToolResult, toResult } from "./harness.js";
+import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 
 /**
  * The end of wait_seconds is the ordinary "not finished yet" answer, also when it falls while a

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createServer } from "../../src/server.js";
-import { type RecordedRequest, useFixtureServer } from "../helpers/fixture-server.js";
-import { SANDBOX_NOW, toResult } from "./harness.js";
+import { loadConfig } from "../../../src/config.js";
+import { createServer } from "../../../src/server.js";
+import { type RecordedRequest, useFixtureServer } from "../../helpers/fixture-server.js";
+import { SANDBOX_NOW, toResult } from "../../helpers/tool-harness.js";
 
 /**
  * campaign_metrics against a loopback service that holds its answers: one bound for all of a

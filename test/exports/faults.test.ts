@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, openLedger, startHarness } from "./harness.js";
+import { type Harness, openLedger, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
 let scenarioId: string;

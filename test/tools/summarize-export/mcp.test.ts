@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiClient } from "../../src/api/client.js";
-import { apiClientOptionsFromConfig } from "../../src/config.js";
-import { type Harness, openLedger, startHarness } from "./harness.js";
+import { createApiClient } from "../../../src/api/client.js";
+import { apiClientOptionsFromConfig } from "../../../src/config.js";
+import { type Harness, openLedger, startHarness } from "../../helpers/tool-harness.js";
 
 /** summarize_export through the MCP client: unknown jobs and refused arguments. */
 

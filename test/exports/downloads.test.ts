@@ -6,7 +6,13 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import { createServer } from "../../src/server.js";
-import { type Harness, openLedger, sandboxClock, startHarness, toResult } from "./harness.js";
+import {
+  type Harness,
+  openLedger,
+  sandboxClock,
+  startHarness,
+  toResult,
+} from "../helpers/tool-harness.js";
 
 /**
  * Downloads that outlast a tool call: the file of a completed job downloads in the background,

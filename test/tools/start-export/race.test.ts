@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ExportJob } from "../../src/api/schemas.js";
-import { type Harness, startHarness } from "./harness.js";
+import type { ExportJob } from "../../../src/api/schemas.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 /**
  * An identical start_export while the job finishes: the call looks for a finished job, then for a

@@ -9,7 +9,7 @@ import { estimateTokens, fitToBudget } from "../../src/mcp/result-budget.js";
 import { createServer } from "../../src/server.js";
 import { HEADER, toCsv } from "../analysis/campaign-fixture.js";
 import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
-import { SANDBOX_NOW, toResult } from "./harness.js";
+import { SANDBOX_NOW, toResult } from "../helpers/tool-harness.js";
 
 describe("fitToBudget", () => {
   const row = (i: number) => ({ id: `r${i}`, label: `라운드 ${i}`, sent: i * 1000, rate: i / 7 });

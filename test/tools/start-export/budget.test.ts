@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApiClient } from "../../src/api/client.js";
-import { apiClientOptionsFromConfig, loadConfig } from "../../src/config.js";
-import type { ToolRuntime } from "../../src/mcp/tool.js";
-import { startSandbox } from "../../src/sandbox/index.js";
-import { createServer } from "../../src/server.js";
-import { freePort, useFixtureServer } from "../helpers/fixture-server.js";
-import { SANDBOX_NOW, type ToolResult, toResult } from "./harness.js";
+import { createApiClient } from "../../../src/api/client.js";
+import { apiClientOptionsFromConfig, loadConfig } from "../../../src/config.js";
+import type { ToolRuntime } from "../../../src/mcp/tool.js";
+import { startSandbox } from "../../../src/sandbox/index.js";
+import { createServer } from "../../../src/server.js";
+import { freePort, useFixtureServer } from "../../helpers/fixture-server.js";
+import { SANDBOX_NOW, type ToolResult, toResult } from "../../helpers/tool-harness.js";
 
 /**
  * The local export budget counts what the service counts: a creation the service refused with a
