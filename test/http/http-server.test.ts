@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type HttpSettings, loadHttpSettings } from "../../src/http/http-config.js";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/http-server.js";
+import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { SANDBOX_NOW, sandboxClock, toResult } from "../helpers/tool-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef01";
@@ -17,8 +19,13 @@ const BOB = "bob-token-0123456789abcdef01";
 let sandbox: RunningSandbox;
 let dataDir: string;
 let server: RunningHttpServer;
+/** The runtime behind `server`: when it last polled each export job. */
+let serverRuntime: ToolRuntime;
 
-async function start(env: Record<string, string>, args: string[] = []): Promise<RunningHttpServer> {
+async function start(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ http: RunningHttpServer; runtime: ToolRuntime }> {
   const config = loadConfig({
     CRM_BASE_URL: sandbox.base_url,
     CRM_APPLICATION_ID: sandbox.application_id,
@@ -29,7 +36,7 @@ async function start(env: Record<string, string>, args: string[] = []): Promise<
   });
   const settings: HttpSettings = loadHttpSettings(["--http", "--port", "0", ...args], env);
   const runtime = createRuntime(config, { now: sandboxClock().now });
-  return startHttpServer({ config, settings, runtime, version: "test" });
+  return { http: await startHttpServer({ config, settings, runtime, version: "test" }), runtime };
 }
 
 type Era = "legacy" | "modern";
@@ -53,7 +60,9 @@ function daysAgo(days: number): string {
 beforeAll(async () => {
   sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 1.5 });
   dataDir = await mkdtemp(join(tmpdir(), "crm-http-"));
-  server = await start({ CRM_HTTP_TOKENS: `alice:${ALICE},${BOB}` });
+  ({ http: server, runtime: serverRuntime } = await start({
+    CRM_HTTP_TOKENS: `alice:${ALICE},${BOB}`,
+  }));
 });
 
 afterAll(async () => {
@@ -138,6 +147,7 @@ describe("serve --http", () => {
     for (const era of ["legacy", "modern"] as const) {
       const client = await connect(server.url, ALICE, era);
       try {
+        const known = new Set(serverRuntime.lastPolledAt.keys());
         const controller = new AbortController();
         const call = client.callTool(
           {
@@ -156,18 +166,38 @@ describe("serve --http", () => {
         call.catch(() => undefined);
         const before = sandbox.faults.requestCounts.get_export_job;
         // Polls every 0.2 s once the job exists.
-        await waitFor(() => sandbox.faults.requestCounts.get_export_job >= before + 2, 10_000);
+        await waitUntil(
+          () => sandbox.faults.requestCounts.get_export_job >= before + 2,
+          "two polls of the job",
+        );
+        const cancelled = [...serverRuntime.lastPolledAt.keys()].find((id) => !known.has(id));
+        expect(cancelled).toBeDefined();
         controller.abort();
         await expect(call).rejects.toThrow();
-        await new Promise((r) => setTimeout(r, 300));
-        const atCancel = sandbox.faults.requestCounts.get_export_job;
-        await new Promise((r) => setTimeout(r, 1000));
+        await waitUntil(() => server.inFlight() === 0, "the cancelled call to end on the server");
+        const lastPoll = serverRuntime.lastPolledAt.get(cancelled as string);
+        // A call made afterwards polls its own job at the same interval until it completes (the
+        // job takes 1.5 s): had the cancelled call's loop lived on, it would have polled meanwhile.
+        const after = toResult(
+          await client.callTool({
+            name: "start_export",
+            arguments: {
+              type: "scenario_daily_metrics",
+              scenario_id: sandbox.world.scenarios[0]?._id,
+              from: daysAgo(era === "legacy" ? 50 : 60),
+              to: daysAgo(era === "legacy" ? 45 : 55),
+              wait_seconds: 20,
+              force: true,
+            },
+          }),
+        );
+        expect(after.isError).toBeFalsy();
+        expect(after.structured.file_path).toBeTypeOf("string");
         // No poll after the cancellation: the tool call on the server stopped.
-        expect({ era, polls: sandbox.faults.requestCounts.get_export_job }).toEqual({
+        expect({ era, lastPoll: serverRuntime.lastPolledAt.get(cancelled as string) }).toEqual({
           era,
-          polls: atCancel,
+          lastPoll,
         });
-        await waitFor(() => server.inFlight() === 0, 5000);
       } finally {
         await client.close();
       }
@@ -227,7 +257,7 @@ describe("serve --http", () => {
   });
 
   it("refuses requests beyond the concurrency limit and lets running calls finish on shutdown", async () => {
-    const small = await start({ CRM_HTTP_TOKENS: ALICE, CRM_HTTP_MAX_CONCURRENT: "1" }, []);
+    const { http: small } = await start({ CRM_HTTP_TOKENS: ALICE, CRM_HTTP_MAX_CONCURRENT: "1" });
     const client = await connect(small.url, ALICE);
     const running = client.callTool({
       name: "start_export",
@@ -240,7 +270,7 @@ describe("serve --http", () => {
         force: true,
       },
     });
-    await waitFor(() => small.inFlight() === 1, 5000);
+    await waitUntil(() => small.inFlight() === 1, "the running call on the small server");
     const busy = await post(small.url, initialize(), { Authorization: `Bearer ${ALICE}` });
     expect(busy.status).toBe(503);
     expect(busy.headers.get("retry-after")).toBe("1");
@@ -341,12 +371,4 @@ async function rawRequest(
     req.on("error", reject);
     req.end(body);
   });
-}
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
