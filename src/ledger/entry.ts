@@ -27,3 +27,44 @@ export function newEntry(
     job: safeJob(job),
   };
 }
+
+/**
+ * The changes both stores make to one entry, written once: each store only finds the entry
+ * (the file ledger under its lock, PostgreSQL under the row lock) and applies one of these.
+ */
+export type EntryEdit = (entry: LedgerEntry) => void;
+
+/** The service no longer knows this job: kept for the record, never reused. */
+export const markedLost =
+  (at: string): EntryEdit =>
+  (entry) => {
+    entry.lost_at ??= at;
+  };
+
+/** The latest job object, with a history step when its status changed. */
+export const jobSeen =
+  (job: ExportJob, at: string): EntryEdit =>
+  (entry) => {
+    if (entry.status !== job.status) entry.history.push({ status: job.status, at });
+    entry.status = job.status;
+    entry.job = safeJob(job);
+  };
+
+/** The file is on disk; downloaded again after the retention sweep removed it, it is back. */
+export const downloaded =
+  (path: string, bytes: number, at: string): EntryEdit =>
+  (entry) => {
+    entry.file_path = path;
+    entry.file_bytes = bytes;
+    entry.downloaded_at = at;
+    delete entry.file_removed_at;
+    delete entry.file_removed_reason;
+  };
+
+/** The retention sweep removed the file: the entry keeps its history and the path, marked. */
+export const fileRemoved =
+  (reason: "age" | "size", at: string): EntryEdit =>
+  (entry) => {
+    entry.file_removed_at = at;
+    entry.file_removed_reason = reason;
+  };

@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
-import { log } from "../log.js";
 import { writeFileAtomic } from "../file-io/atomic-file.js";
+import { withFileLock } from "../file-io/file-lock.js";
+import { log } from "../log.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
-import { newEntry, safeJob } from "./entry.js";
+import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
 import { claimInFile, releaseInFile, renewInFile } from "./file-claims.js";
-import { withFileLock } from "../file-io/file-lock.js";
 import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
 import {
   type CreateReservation,
@@ -171,11 +171,7 @@ export class JobLedger implements LedgerStore {
 
   /** The service no longer knows this job: it is kept for the record but never reused. */
   async markLost(jobId: string): Promise<void> {
-    const at = new Date(this.now()).toISOString();
-    await this.mutate((file) => {
-      const entry = file.jobs.find((j) => j.job_id === jobId);
-      if (entry !== undefined) entry.lost_at ??= at;
-    });
+    await this.edit(jobId, markedLost(this.nowIso()));
   }
 
   async recordRateLimit(retryAfterMs: number | undefined): Promise<void> {
@@ -201,31 +197,11 @@ export class JobLedger implements LedgerStore {
 
   /** Stores the latest job object; returns the entry, or undefined for a job we did not create. */
   async updateJob(job: ExportJob): Promise<LedgerEntry | undefined> {
-    const at = new Date(this.now()).toISOString();
-    let updated: LedgerEntry | undefined;
-    await this.mutate((file) => {
-      const entry = file.jobs.find((j) => j.job_id === job._id);
-      if (entry === undefined) return;
-      if (entry.status !== job.status) entry.history.push({ status: job.status, at });
-      entry.status = job.status;
-      entry.job = safeJob(job);
-      updated = entry;
-    });
-    return updated;
+    return this.edit(job._id, jobSeen(job, this.nowIso()));
   }
 
   async recordDownload(jobId: string, path: string, bytes: number): Promise<void> {
-    const at = new Date(this.now()).toISOString();
-    await this.mutate((file) => {
-      const entry = file.jobs.find((j) => j.job_id === jobId);
-      if (entry === undefined) return;
-      entry.file_path = path;
-      entry.file_bytes = bytes;
-      entry.downloaded_at = at;
-      // Downloaded again after the retention sweep removed it: the file is back.
-      delete entry.file_removed_at;
-      delete entry.file_removed_reason;
-    });
+    await this.edit(jobId, downloaded(path, bytes, this.nowIso()));
   }
 
   /**
@@ -236,14 +212,13 @@ export class JobLedger implements LedgerStore {
     removed: ReadonlyArray<{ path: string; reason: "age" | "size" }>,
   ): Promise<number> {
     const byPath = new Map(removed.map((r) => [r.path, r.reason]));
-    const at = new Date(this.now()).toISOString();
+    const at = this.nowIso();
     let marked = 0;
     await this.mutate((file) => {
       for (const entry of file.jobs) {
         const reason = entry.file_path === undefined ? undefined : byPath.get(entry.file_path);
         if (reason === undefined || entry.file_removed_at !== undefined) continue;
-        entry.file_removed_at = at;
-        entry.file_removed_reason = reason;
+        fileRemoved(reason, at)(entry);
         marked += 1;
       }
     });
@@ -305,6 +280,20 @@ export class JobLedger implements LedgerStore {
    * another process is lost. Nothing is written when the change left the file as it was (a poll
    * that saw no news).
    */
+  /** Applies one edit to one entry under the lock; undefined for a job we did not create. */
+  private async edit(jobId: string, change: EntryEdit): Promise<LedgerEntry | undefined> {
+    let edited: LedgerEntry | undefined;
+    await this.mutate((file) => {
+      edited = file.jobs.find((j) => j.job_id === jobId);
+      if (edited !== undefined) change(edited);
+    });
+    return edited;
+  }
+
+  private nowIso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
   private mutate(change: (file: LedgerFile) => void): Promise<void> {
     const run = this.queue.then(() =>
       withFileLock(this.path, async () => {

@@ -2,7 +2,7 @@ import type { PoolClient } from "pg";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
-import { newEntry, safeJob } from "./entry.js";
+import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
 import { PostgresClaims } from "./postgres-claims.js";
 import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";
@@ -184,10 +184,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async markLost(jobId: string): Promise<void> {
-    const at = new Date(this.now()).toISOString();
-    await this.change(jobId, (entry) => {
-      entry.lost_at ??= at;
-    });
+    await this.change(jobId, markedLost(this.nowIso()));
   }
 
   async recordRateLimit(retryAfterMs: number | undefined): Promise<void> {
@@ -221,23 +218,11 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async updateJob(job: ExportJob): Promise<LedgerEntry | undefined> {
-    const at = new Date(this.now()).toISOString();
-    return this.change(job._id, (entry) => {
-      if (entry.status !== job.status) entry.history.push({ status: job.status, at });
-      entry.status = job.status;
-      entry.job = safeJob(job);
-    });
+    return this.change(job._id, jobSeen(job, this.nowIso()));
   }
 
   async recordDownload(jobId: string, path: string, bytes: number): Promise<void> {
-    const at = new Date(this.now()).toISOString();
-    await this.change(jobId, (entry) => {
-      entry.file_path = path;
-      entry.file_bytes = bytes;
-      entry.downloaded_at = at;
-      delete entry.file_removed_at;
-      delete entry.file_removed_reason;
-    });
+    await this.change(jobId, downloaded(path, bytes, this.nowIso()));
   }
 
   async markFilesRemoved(
@@ -245,7 +230,7 @@ export class PostgresLedger implements LedgerStore {
   ): Promise<number> {
     if (removed.length === 0) return 0;
     const byPath = new Map(removed.map((r) => [r.path, r.reason]));
-    const at = new Date(this.now()).toISOString();
+    const at = this.nowIso();
     return this.transaction(async (client) => {
       const rows = await client.query<{ job_id: string; entry: LedgerEntry }>(
         `SELECT job_id, entry FROM crm_export_jobs
@@ -254,15 +239,18 @@ export class PostgresLedger implements LedgerStore {
          FOR UPDATE`,
         [this.scope, [...byPath.keys()]],
       );
+      let marked = 0;
       for (const { job_id, entry } of rows.rows) {
-        entry.file_removed_at = at;
-        entry.file_removed_reason = byPath.get(entry.file_path ?? "");
+        const reason = byPath.get(entry.file_path ?? "");
+        if (reason === undefined) continue;
+        marked += 1;
+        fileRemoved(reason, at)(entry);
         await client.query(
           "UPDATE crm_export_jobs SET entry = $3 WHERE scope = $1 AND job_id = $2",
           [this.scope, job_id, entry],
         );
       }
-      return rows.rows.length;
+      return marked;
     });
   }
 
@@ -318,10 +306,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** Read, change, write one entry in a transaction holding its row lock. */
-  private async change(
-    jobId: string,
-    edit: (entry: LedgerEntry) => void,
-  ): Promise<LedgerEntry | undefined> {
+  private async change(jobId: string, edit: EntryEdit): Promise<LedgerEntry | undefined> {
     return this.transaction(async (client) => {
       const rows = await client.query<{ entry: LedgerEntry }>(
         "SELECT entry FROM crm_export_jobs WHERE scope = $1 AND job_id = $2 FOR UPDATE",
@@ -340,6 +325,10 @@ export class PostgresLedger implements LedgerStore {
       }
       return entry;
     });
+  }
+
+  private nowIso(): string {
+    return new Date(this.now()).toISOString();
   }
 
   private query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
