@@ -35,6 +35,9 @@ export default defineConfig({
     // Servers under test log at warn (a run prints failures, not hundreds of info lines); a test
     // that wants more sets the level itself, and CRM_LOG_LEVEL=info npm test shows everything.
     env: { CRM_LOG_LEVEL: process.env.CRM_LOG_LEVEL ?? "warn" },
+    // A temp folder of the run's own for every test process and its children; the run fails
+    // when a test leaves anything in it (test/setup/temp-folder.ts).
+    globalSetup: ["test/setup/temp-folder.ts"],
     projects: [
       {
         extends: true,

@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { childTempEnv } from "../setup/temp-folder.js";
 
 // The built bin, as a user runs it (npm test builds first).
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -28,7 +29,12 @@ async function cli(args: string[], env: Record<string, string>): Promise<Outcome
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
       // Only what the test gives: no CRM_* of the machine running the tests leaks in.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        ...childTempEnv(),
+        ...env,
+      },
       timeout: 30_000,
     });
     return { code: 0, stdout, stderr };

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { childTempEnv } from "../setup/temp-folder.js";
 import { toResult } from "../helpers/tool-harness.js";
 
 /**
@@ -36,6 +37,7 @@ async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
     env: {
       PATH: process.env.PATH ?? "",
+      ...childTempEnv(),
       CRM_BASE_URL: sandbox.base_url,
       CRM_APPLICATION_ID: sandbox.application_id,
       CRM_SECRET_KEY: sandbox.secret_key,

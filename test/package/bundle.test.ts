@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { TOOLS } from "../../src/tools/index.js";
+import { childTempEnv } from "../setup/temp-folder.js";
 
 // `npm run bundle`'s script builds the .mcpb; the official mcpb CLI unpacks it; the test then
 // starts it the way an MCPB host does (manifest's mcp_config, ${__dirname} and ${user_config.*}
@@ -64,7 +65,11 @@ function substitute(value: string, userConfig: Record<string, string>): string {
 
 async function startFromManifest(userConfig: Record<string, string>) {
   const { command, args, env } = manifest.server.mcp_config;
-  const resolvedEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: work };
+  const resolvedEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: work,
+    ...childTempEnv(),
+  };
   for (const [name, value] of Object.entries(env))
     resolvedEnv[name] = substitute(value, userConfig);
   const transport = new StdioClientTransport({
