@@ -15,6 +15,26 @@ export async function writeCampaignCsv(dir: string): Promise<string> {
   return file;
 }
 
+/**
+ * The same campaign file with task IDs shaped like the service's (`tsk_` and 20 hex digits): a
+ * round's label then runs past an axis' room, and the group at its end is what tells bars apart.
+ */
+export const LONG_TASK_IDS = {
+  "task-1": "tsk_7814637a2c9e41d0b5a3",
+  "task-2": "tsk_7814637a2c9e41d0b5f8",
+};
+
+export async function writeCampaignCsvWithLongTaskIds(dir: string): Promise<string> {
+  const file = join(dir, "campaign-long-ids.csv");
+  const rows = campaignRows(7, 80).map((row, i) =>
+    i === 0
+      ? row
+      : [LONG_TASK_IDS[row[0] as keyof typeof LONG_TASK_IDS] ?? row[0] ?? "", ...row.slice(1)],
+  );
+  await writeFile(file, toCsv(rows));
+  return file;
+}
+
 export const SCENARIO_NODES = [
   { channel: "앱푸시", branch: "" },
   { channel: "알림톡", branch: "A" },

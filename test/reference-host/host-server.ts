@@ -1,0 +1,174 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import {
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { McpUiResourceCsp } from "@modelcontextprotocol/ext-apps";
+import { buildReferenceHost } from "../../scripts/build-reference-host.mjs";
+
+/**
+ * What upstream's serve.ts does for the reference host, on loopback and free ports: the host page
+ * on one origin (with /api/servers naming the MCP server), the sandbox proxy page on another with
+ * its Content-Security-Policy header made from the view's declared CSP. serve.ts itself needs
+ * express and fixed ports 8080/8081, so its behaviour is repeated here; buildCspHeader below is
+ * its function, unchanged but for formatting.
+ *
+ * One addition: the host origin also answers /mcp, relayed to `serve --http`. The browser then
+ * calls the MCP server on its own origin, so no CORS is needed: the server does not answer CORS
+ * preflights yet (CRM_HTTP_ALLOWED_ORIGINS is to come), and a page on another origin would be
+ * blocked. The relay drops the browser's Origin header, as any server-side relay does; the server
+ * refuses Origins it was not told of (DNS-rebinding protection).
+ */
+
+export interface ReferenceHost {
+  /** The host page's origin, e.g. http://127.0.0.1:PORT (open `${origin}/index.html`). */
+  origin: string;
+  sandboxOrigin: string;
+  /** Every request either server answered, as "METHOD origin/path". */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startReferenceHost(mcpUrl: string): Promise<ReferenceHost> {
+  const requests: string[] = [];
+  const pages = { index: "", sandbox: "" };
+  const hostServer = createServer((req, res) => {
+    requests.push(`${req.method} ${origin}${req.url}`);
+    serveHost(req, res);
+  });
+  const sandboxServer = createServer((req, res) => {
+    requests.push(`${req.method} ${sandboxOrigin}${req.url}`);
+    serveSandbox(req, res);
+  });
+  const origin = `http://127.0.0.1:${await listen(hostServer)}`;
+  const sandboxOrigin = `http://127.0.0.1:${await listen(sandboxServer)}`;
+  const outDir = await mkdtemp(join(tmpdir(), "reference-host-"));
+  try {
+    const built = await buildReferenceHost({ outDir, sandboxUrl: `${sandboxOrigin}/sandbox.html` });
+    pages.index = await readFile(built.index, "utf8");
+    pages.sandbox = await readFile(built.sandbox, "utf8");
+  } catch (error) {
+    await Promise.all([close(hostServer), close(sandboxServer)]);
+    throw error;
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+  }
+
+  function serveHost(req: IncomingMessage, res: ServerResponse): void {
+    const path = new URL(req.url ?? "/", origin).pathname;
+    if (path === "/mcp") {
+      relay(req, res, mcpUrl);
+    } else if (path === "/") {
+      res.writeHead(302, { location: "/index.html" }).end();
+    } else if (path === "/index.html") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(pages.index);
+    } else if (path === "/api/servers") {
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify([`${origin}/mcp`]));
+    } else {
+      res.writeHead(404, { "content-type": "text/plain" }).end("Not found");
+    }
+  }
+
+  function serveSandbox(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? "/", sandboxOrigin);
+    if (url.pathname !== "/" && url.pathname !== "/sandbox.html") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("Only sandbox.html is served");
+      return;
+    }
+    let csp: McpUiResourceCsp | undefined;
+    const param = url.searchParams.get("csp");
+    if (param !== null) {
+      try {
+        csp = JSON.parse(param) as McpUiResourceCsp;
+      } catch {
+        csp = undefined;
+      }
+    }
+    res
+      .writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": buildCspHeader(csp),
+        "cache-control": "no-cache, no-store, must-revalidate",
+      })
+      .end(pages.sandbox);
+  }
+
+  return {
+    origin,
+    sandboxOrigin,
+    requests,
+    close: async () => {
+      await Promise.all([close(hostServer), close(sandboxServer)]);
+    },
+  };
+}
+
+/** Hop-by-hop headers and the browser's Origin/Referer/Host stay on this side of the relay. */
+const NOT_RELAYED = new Set(["host", "origin", "referer", "connection", "keep-alive"]);
+
+function relay(req: IncomingMessage, res: ServerResponse, target: string): void {
+  const url = new URL(target);
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter(([name]) => !NOT_RELAYED.has(name.toLowerCase())),
+  );
+  const upstream = request(
+    { hostname: url.hostname, port: url.port, path: url.pathname, method: req.method, headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", (error) => {
+    if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
+    res.end(`relay to ${target} failed: ${error.message}`);
+  });
+  req.pipe(upstream);
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+  );
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+// From basic-host/serve.ts (upstream, unchanged but for formatting).
+function sanitizeCspDomains(domains?: string[]): string[] {
+  if (!domains) return [];
+  return domains.filter((d) => typeof d === "string" && !/[;\r\n'" ]/.test(d));
+}
+
+function buildCspHeader(csp?: McpUiResourceCsp): string {
+  const resourceDomains = sanitizeCspDomains(csp?.resourceDomains).join(" ");
+  const connectDomains = sanitizeCspDomains(csp?.connectDomains).join(" ");
+  const frameDomains = sanitizeCspDomains(csp?.frameDomains).join(" ") || null;
+  const baseUriDomains = sanitizeCspDomains(csp?.baseUriDomains).join(" ") || null;
+
+  const directives = [
+    "default-src 'self' 'unsafe-inline'",
+    `script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: ${resourceDomains}`.trim(),
+    `style-src 'self' 'unsafe-inline' blob: data: ${resourceDomains}`.trim(),
+    `img-src 'self' data: blob: ${resourceDomains}`.trim(),
+    `font-src 'self' data: blob: ${resourceDomains}`.trim(),
+    `media-src 'self' data: blob: ${resourceDomains}`.trim(),
+    `connect-src 'self' ${connectDomains}`.trim(),
+    `worker-src 'self' blob: ${resourceDomains}`.trim(),
+    frameDomains ? `frame-src ${frameDomains}` : "frame-src 'none'",
+    "object-src 'none'",
+    baseUriDomains ? `base-uri ${baseUriDomains}` : "base-uri 'none'",
+  ];
+
+  return directives.join("; ");
+}

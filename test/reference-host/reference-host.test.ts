@@ -1,0 +1,408 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Frame,
+  type Page,
+} from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildReport, markCount } from "../../src/report/model.js";
+import { ARTIFACTS, CHROMIUM, chartMarks, inPage } from "../report/browser-support.js";
+import {
+  LONG_TASK_IDS,
+  SCENARIO_DAYS,
+  SCENARIO_NODES,
+  writeCampaignCsvWithLongTaskIds,
+  writeScenarioXlsx,
+} from "../report/fixtures.js";
+import { measureReadability } from "../report/readability.js";
+import { type ReferenceHost, startReferenceHost } from "./host-server.js";
+
+/**
+ * The report view in a host we did not write: the ext-apps project's reference host (its
+ * basic-host example and AppBridge, vendored at a pinned commit and built by
+ * scripts/build-reference-host.mjs), talking to `serve --http` (the built bin), in headless
+ * Chromium. A person's steps: pick the tool, type its arguments, press Call Tool, switch the
+ * host's theme, resize the window. In light and dark and at 1280 and 560 px: every chart has a
+ * mark per value of the result the host received, every text reads at 4.5:1 (measured on the
+ * canvas and the page), nothing is logged as an error, and a resize keeps a figure's Table view
+ * without laying the view out again.
+ */
+
+const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
+const HAS_BROWSER = existsSync(CHROMIUM);
+if (!HAS_BROWSER) {
+  console.warn(
+    `reference host tests skipped: no browser at ${CHROMIUM} (install Debian's chromium, as .ci/run does, or set CHROMIUM_PATH)`,
+  );
+}
+const SUITE = HAS_BROWSER
+  ? "the report view in the ext-apps reference host"
+  : `the report view in the ext-apps reference host: SKIPPED, no browser at ${CHROMIUM}`;
+
+/** The reference host's own style variables (its host-styles.ts), as the page resolves them. */
+const HOST_BACKGROUND = { light: "rgb(255, 255, 255)", dark: "rgb(26, 26, 26)" };
+
+let dataDir: string;
+let server: ChildProcess | undefined;
+let serverLog = "";
+let host: ReferenceHost;
+let browser: Browser;
+let campaignCsv: string;
+let scenarioXlsx: string;
+
+async function startServer(): Promise<string> {
+  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
+    // No service credentials: the embedded sandbox, on its pinned date.
+    env: { PATH: process.env.PATH ?? "", CRM_DATA_DIR: dataDir, CRM_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  server = child;
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    serverLog = (serverLog + chunk).slice(-20_000);
+  });
+  return new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line !== undefined) {
+        resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`serve --http exited ${code}: ${serverLog}`)));
+  });
+}
+
+beforeAll(async () => {
+  if (!HAS_BROWSER) return;
+  dataDir = await mkdtemp(join(tmpdir(), "reference-host-data-"));
+  // In sandbox mode the tools read files from the data folder's sandbox/ part.
+  const files = join(dataDir, "sandbox");
+  await mkdir(files, { recursive: true });
+  campaignCsv = await writeCampaignCsvWithLongTaskIds(files);
+  scenarioXlsx = await writeScenarioXlsx(files);
+  const mcpUrl = await startServer();
+  host = await startReferenceHost(mcpUrl);
+  await mkdir(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server?.once("exit", resolve));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+}, 30_000);
+
+interface HostSession {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors and warnings of every frame, failed requests, uncaught errors. */
+  problems: string[];
+}
+
+/** The host page, as a person opens it, with everything it logs or fails to load recorded. */
+async function openHost(width: number, scheme: "light" | "dark"): Promise<HostSession> {
+  const context = await browser.newContext({
+    viewport: { width, height: 1400 },
+    // A laptop's screen: label glyphs then have solid pixels to measure at every size.
+    deviceScaleFactor: 2,
+    colorScheme: scheme,
+  });
+  const problems: string[] = [];
+  // Only the two loopback origins and the view's own document; anything else would be a request
+  // the view or the host makes to the outside.
+  await context.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${host.origin}/`) || url.startsWith(`${host.sandboxOrigin}/`)) {
+      await route.continue();
+    } else {
+      problems.push(`blocked request: ${url}`);
+      await route.abort();
+    }
+  });
+  const page = await context.newPage();
+  // The host's MCP client opens a GET /mcp stream for server messages, which a stateless server
+  // declines with 405 as Streamable HTTP allows; Chromium logs every 4xx as a console error. That
+  // one message is expected only when such a response was seen; any other is a problem.
+  let declinedStreams = 0;
+  page.on("response", (r) => {
+    if (r.request().method() === "GET" && r.url() === `${host.origin}/mcp` && r.status() === 405) {
+      declinedStreams++;
+    }
+  });
+  page.on("console", (m) => {
+    if (m.type() !== "error" && m.type() !== "warning") return;
+    if (
+      declinedStreams > 0 &&
+      m.text() ===
+        "Failed to load resource: the server responded with a status of 405 (Method Not Allowed)"
+    ) {
+      declinedStreams--;
+      return;
+    }
+    problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
+  await page.goto(`${host.origin}/index.html`);
+  return { context, page, problems };
+}
+
+/** Picks the tool, types its arguments and presses Call Tool; waits for the view to draw. */
+async function callTool(page: Page, tool: string, args: Record<string, unknown>): Promise<Frame> {
+  const toolSelect = page.locator("form label", { hasText: "Tool" }).locator("select");
+  await toolSelect.locator(`option[value="${tool}"]`).waitFor({ state: "attached" });
+  await toolSelect.selectOption(tool);
+  await page.locator("form textarea").fill(JSON.stringify(args));
+  await page.getByRole("button", { name: "Call Tool" }).click();
+  const ready = page
+    .frameLocator("iframe")
+    .frameLocator("iframe")
+    .locator("#report[data-state=ready]");
+  await ready.waitFor({ timeout: 20_000 });
+  const view = page.frames().find((f) => f.parentFrame()?.parentFrame() === page.mainFrame());
+  if (view === undefined) throw new Error("the view's frame (inside the sandbox proxy) is missing");
+  return view;
+}
+
+/** The result the host handed the view, read from the host's own Tool Result panel. */
+async function hostToolResult(page: Page): Promise<{ structuredContent: unknown }> {
+  await page.getByText("Tool Result").click();
+  const text = await page.locator("pre").last().textContent();
+  return JSON.parse(text ?? "null") as { structuredContent: unknown };
+}
+
+async function switchHostTheme(page: Page, view: Frame, to: "light" | "dark"): Promise<void> {
+  await page.locator(`button[title="Switch to ${to} mode"]`).click();
+  await view.waitForFunction(
+    `getComputedStyle(document.body).backgroundColor === ${JSON.stringify(HOST_BACKGROUND[to])}`,
+  );
+}
+
+/** Marks per chart equal the values of the result; every text reads; no legend shows "-". */
+async function expectDrawnAndReadable(view: Frame, structured: unknown, label: string) {
+  const model = buildReport(structured, "view");
+  const charts = model.sections.flatMap((s) => s.charts);
+  const expected = Object.fromEntries(charts.map((c) => [c.id, markCount(c)]));
+  expect(await chartMarks(view), `${label}: marks per chart`).toEqual(expected);
+  const rows = await inPage<Record<string, number>>(
+    view,
+    `Object.fromEntries([...document.querySelectorAll("[data-table-for]")].map((e) => [e.dataset.tableFor, e.querySelectorAll("tbody tr").length]))`,
+  );
+  expect(rows).toEqual(Object.fromEntries(charts.map((c) => [c.id, c.categories.length])));
+
+  const seen = await measureReadability(view);
+  expect(seen.canvases.map((c) => c.chart).sort()).toEqual(charts.map((c) => c.id).sort());
+  for (const c of seen.canvases) {
+    // Enough label pixels that the labels were drawn, and none of them faint or black-on-dark.
+    expect(c.pixels, `${label}: label pixels of ${c.chart}`).toBeGreaterThan(40);
+    expect(
+      c.min,
+      `${label}: ${c.chart}'s labels, ${c.worst} on ${c.background}`,
+    ).toBeGreaterThanOrEqual(4.5);
+  }
+  expect(seen.textElements).toBeGreaterThan(20);
+  expect(seen.poorText, `${label}: text below 4.5:1`).toEqual([]);
+
+  const legendValues = await inPage<string[]>(
+    view,
+    `[...document.querySelectorAll(".u-legend .u-value")].map((e) => e.textContent)`,
+  );
+  expect(legendValues.length).toBeGreaterThan(0);
+  expect(legendValues.filter((v) => /^-+$/.test((v ?? "").trim()))).toEqual([]);
+}
+
+describe.skipIf(!HAS_BROWSER)(SUITE, () => {
+  it("campaign CSV: drawn and readable in light and dark, at 1280 and 560 px", async () => {
+    for (const width of [1280, 560]) {
+      const { context, page, problems } = await openHost(width, "light");
+      const view = await callTool(page, "summarize_export", { file: campaignCsv });
+      const result = await hostToolResult(page);
+      const summary = result.structuredContent as {
+        rounds: Array<{ group: string }>;
+        failures: unknown[];
+        delivery: { by_channel: unknown[] };
+      };
+      // The data behind the marks, straight from the result.
+      const marks = await chartMarks(view);
+      expect(marks.funnel).toBe(summary.rounds.length * 5);
+      expect(marks["opens-by-hour"]).toBe(24);
+      expect(marks["failures-by-code"]).toBe(summary.failures.length);
+      expect(marks["delivery-by-channel"]).toBe(summary.delivery.by_channel.length * 2);
+      await expectDrawnAndReadable(view, result.structuredContent, `campaign ${width} light`);
+      // Each round's label, however short the axis makes it, still ends with its group.
+      const labels = JSON.parse(
+        (await view.getAttribute("[data-chart=funnel]", "data-labels")) ?? "[]",
+      ) as string[];
+      expect(labels).toHaveLength(summary.rounds.length);
+      expect(new Set(labels).size).toBe(labels.length);
+      summary.rounds.forEach((r, i) => {
+        expect(labels[i]?.endsWith(r.group === "" ? "10:00" : r.group)).toBe(true);
+      });
+      expect(labels.some((l) => l.includes(LONG_TASK_IDS["task-1"]))).toBe(false);
+      // The legend is the tooltip: the hovered round in full, and its values.
+      await page
+        .frameLocator("iframe")
+        .frameLocator("iframe")
+        .locator("[data-chart=funnel] .u-over")
+        .hover({ position: { x: 20, y: 100 } });
+      const hovered = await inPage<string[]>(
+        view,
+        `[...document.querySelectorAll("[data-chart=funnel] .u-legend .u-value")].map((e) => e.textContent)`,
+      );
+      expect(hovered[0]).toMatch(/^tsk_7814637a2… 03-01 10:00 그룹A$/);
+      expect(hovered.slice(1).every((v) => /^\d[\d,]*$/.test(v ?? ""))).toBe(true);
+
+      await switchHostTheme(page, view, "dark");
+      await expectDrawnAndReadable(view, result.structuredContent, `campaign ${width} dark`);
+      await page.screenshot({
+        path: join(ARTIFACTS, `reference-host-campaign-${width}-dark.png`),
+        fullPage: true,
+      });
+      expect(problems).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it("scenario XLSX: a line per node and day, in dark and then light, at 560 and 1280 px", async () => {
+    for (const width of [560, 1280]) {
+      const { context, page, problems } = await openHost(width, "dark");
+      const view = await callTool(page, "summarize_export", { file: scenarioXlsx });
+      expect(await inPage(view, "getComputedStyle(document.body).backgroundColor")).toBe(
+        HOST_BACKGROUND.dark,
+      );
+      const result = await hostToolResult(page);
+      const marks = await chartMarks(view);
+      expect(marks["daily-sends"]).toBe(SCENARIO_NODES.length * SCENARIO_DAYS);
+      await expectDrawnAndReadable(view, result.structuredContent, `scenario ${width} dark`);
+      await switchHostTheme(page, view, "light");
+      await expectDrawnAndReadable(view, result.structuredContent, `scenario ${width} light`);
+      await page.screenshot({
+        path: join(ARTIFACTS, `reference-host-scenario-${width}-light.png`),
+        fullPage: true,
+      });
+      expect(problems).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it("campaign_metrics at 560 px: campaigns ranked and rounds over time", async () => {
+    const { context, page, problems } = await openHost(560, "light");
+    const args = { task_from: "2026-09-01", task_to: "2026-11-21", include_tasks: true, top_n: 8 };
+    const view = await callTool(page, "campaign_metrics", args);
+    const result = await hostToolResult(page);
+    const data = result.structuredContent as { campaigns: unknown[]; tasks: unknown[] };
+    expect(data.campaigns.length).toBeGreaterThan(1);
+    const marks = await chartMarks(view);
+    expect(marks["campaign-volume"]).toBe(data.campaigns.length * 2);
+    expect(marks["rounds-over-time"]).toBe(Math.min(60, data.tasks.length) * 3);
+    await expectDrawnAndReadable(view, result.structuredContent, "campaign_metrics 560 light");
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("a resize fits the charts and keeps a figure's Table view; the view is not laid out again", async () => {
+    const { context, page, problems } = await openHost(1280, "light");
+    const view = await callTool(page, "summarize_export", { file: campaignCsv });
+    const frame = page.frameLocator("iframe").frameLocator("iframe");
+    await frame
+      .locator("figure:has([data-chart=funnel]) .views button", { hasText: "Table" })
+      .click();
+    // Messages the view receives from now on, and a mark that a reload of its document would lose.
+    await inPage(
+      view,
+      `window.seenContextChanges = [];
+       window.addEventListener("message", (e) => {
+         if (e.data?.method === "ui/notifications/host-context-changed") window.seenContextChanges.push(e.data.params);
+       });
+       window.sameDocument = true;`,
+    );
+    const before = await inPage<{ renders: string; width: number }>(
+      view,
+      `({ renders: document.getElementById("report").dataset.renders, width: document.querySelector("[data-chart=opens-by-hour] canvas").getBoundingClientRect().width })`,
+    );
+    await page.setViewportSize({ width: 560, height: 1400 });
+    await view.waitForFunction(
+      `window.seenContextChanges.some((p) => p.containerDimensions !== undefined && p.theme === undefined)`,
+    );
+    await view.waitForFunction(
+      `document.querySelector("[data-chart=opens-by-hour] canvas").getBoundingClientRect().width < ${before.width - 100}`,
+    );
+    const after = await inPage<{
+      same: boolean;
+      renders: string;
+      tableShown: boolean;
+      chartHidden: boolean;
+      pressed: string | null;
+    }>(
+      view,
+      `(() => {
+        const fig = document.querySelector("[data-chart=funnel]").closest("figure");
+        return {
+          same: window.sameDocument === true,
+          renders: document.getElementById("report").dataset.renders,
+          tableShown: !fig.querySelector("[data-table-for]").hidden,
+          chartHidden: fig.querySelector(".chart").hidden,
+          pressed: [...fig.querySelectorAll(".views button")].find((b) => b.textContent === "Table").getAttribute("aria-pressed"),
+        };
+      })()`,
+    );
+    expect(after).toEqual({
+      same: true,
+      renders: before.renders,
+      tableShown: true,
+      chartHidden: true,
+      pressed: "true",
+    });
+    // Back to the chart: drawn at the width the figure has now.
+    await frame
+      .locator("figure:has([data-chart=funnel]) .views button", { hasText: "Chart" })
+      .click();
+    const fitted = await inPage<{ canvas: number; figure: number }>(
+      view,
+      `(() => {
+        const box = document.querySelector("[data-chart=funnel]");
+        return { canvas: box.querySelector("canvas").getBoundingClientRect().width, figure: box.getBoundingClientRect().width };
+      })()`,
+    );
+    expect(Math.abs(fitted.canvas - fitted.figure)).toBeLessThan(2);
+    // A theme change paints again in place: the layout and the other figures' choices stay.
+    await frame
+      .locator("figure:has([data-chart=opens-by-hour]) .views button", { hasText: "Table" })
+      .click();
+    await switchHostTheme(page, view, "dark");
+    const themed = await inPage<{ same: boolean; renders: string; table: boolean }>(
+      view,
+      `({
+        same: window.sameDocument === true,
+        renders: document.getElementById("report").dataset.renders,
+        table: !document.querySelector("[data-table-for=opens-by-hour]").hidden,
+      })`,
+    );
+    expect(themed).toEqual({ same: true, renders: before.renders, table: true });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
