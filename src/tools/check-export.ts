@@ -79,7 +79,7 @@ export default defineTool({
   name: "check_export",
   title: "Check an export job",
   description: `Wait for an export job and download its file; without job_id, list recent jobs from the local ledger. Use when start_export returned before the job finished (it gives the exact call).
-Returns job and file_path once downloaded; status "downloading": the file is still coming, call again as next_step says. A failed job or expired URL says to start_export again with force.
+Returns job and file_path once downloaded, else the call to continue (next_step). A failed job or expired URL: start_export again with force.
 Limits: polled at most every ${MIN_POLL_INTERVAL_SECONDS} s; wait_seconds up to 50 per call.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,

@@ -34,9 +34,7 @@ const inputSchema = z.strictObject({
   conversion_event_type: z
     .string()
     .optional()
-    .describe(
-      "Which event_type is event_role 'conversion' (e.g. purchase); default as summarize_export",
-    ),
+    .describe("event_type counted as 'conversion' (e.g. purchase); default as summarize_export"),
   max_rows: z
     .number()
     .meta({ minimum: 1, maximum: MAX_ROWS })
@@ -58,8 +56,8 @@ const outputSchema = z.object({
 export default defineTool({
   name: "query_export",
   title: "SQL over export files",
-  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, TIMESTAMP times, NULL if empty, job_id; (event_properties->>'amount')) and event_role: sent, received, failed, control, open, click, conversion or other, by summarize_export's rules (count(*) FILTER (WHERE event_role = 'open') is its opens); scenario XLSX: scenario_nodes, scenario_days.
-No sql: the tables, event types, JSON keys, rounds, example queries. max_rows caps rows; row_count counts all.
+  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, job_id, (event_properties->>'amount')) and event_role (sent, received, failed, control, open, click, conversion, other: summarize_export's rules); scenario XLSX: scenario_nodes, scenario_days.
+No sql: tables, event types, JSON keys, rounds, example queries. row_count counts all rows.
 Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, count(*) FROM events GROUP BY 1"}`,
   inputSchema,
   outputSchema,

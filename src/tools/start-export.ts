@@ -73,7 +73,7 @@ export default defineTool({
   name: "start_export",
   title: "Start an export job",
   description: `Create an export job (campaign raw events as CSV, or scenario daily metrics as XLSX), wait up to wait_seconds and download the file. Use after campaign_metrics found the campaign; then summarize_export or query_export.
-Returns job, file_path once downloaded, or the exact check_export call to continue (status "downloading": the file is still coming).
+Returns job and file_path once downloaded, else the exact check_export call to continue.
 Limits: ${EXPORT_CREATE_LIMIT} accepted creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes per application; identical requests reuse the earlier job unless force. A campaign range holds at most ${EXPORT_MAX_ROUNDS} rounds and ${sendsText(EXPORT_MAX_SENDS)} sends.
 Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", "from": "2026-11-01", "to": "2026-11-30"}`,
   inputSchema,

@@ -65,9 +65,9 @@ const outputSchema = z.object({
 export default defineTool({
   name: "summarize_export",
   title: "Summarize an export file",
-  description: `Summarize a campaign CSV or scenario XLSX export on the server, in one pass. Use after start_export/check_export (job_id) or on a local file.
+  description: `Summarize a campaign CSV or scenario XLSX export in one pass. Use after start_export/check_export (job_id), or on a file in the data folder.
 Campaign: rounds per task, time and group (sent, received, failed, opens, clicks, conversions, users), delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: node totals, daily trend, sheet checks, branch A vs B.
-Limits: .csv/.xlsx only; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. Other questions: query_export.
+Limits: .csv/.xlsx; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. Other questions: query_export.
 Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
   inputSchema,
   outputSchema,

@@ -11,7 +11,6 @@ import {
 import { exportRangesUnderLimit } from "../../api/export-ranges.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
 import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
-import { DEFAULT_METRICS_CALL_SECONDS } from "../../config.js";
 import { mayBeAggregating, metricsVsExport } from "../../exports/metrics-vs-export.js";
 import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../../format.js";
 import { checkInteger } from "../../mcp/params.js";
@@ -39,8 +38,8 @@ import { checkWindowLength, describePeriod, resolveWindow } from "./window.js";
 export default defineTool({
   name: "campaign_metrics",
   title: "Campaign metrics",
-  description: `Campaigns with a round in a time window, ranked, with sent, received, opens, clicks, purchases, revenue and cost (per currency) summed over their rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
-Returns the top campaigns, totals over all matches, rates recomputed from sums (computed_*), and rounds with include_tasks. Windows are read in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged, up to ${MAX_CALL_WINDOW_DAYS} days within ${DEFAULT_METRICS_CALL_SECONDS} s.
+  description: `Campaigns with a round in a window, ranked, with sends, opens, clicks, purchases, revenue and cost (per currency) summed over rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
+Returns the top campaigns, totals over all matches, rates from sums (computed_*), rounds with include_tasks. Windows are in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged (up to ${MAX_CALL_WINDOW_DAYS} days).
 Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
   inputSchema,
   outputSchema,

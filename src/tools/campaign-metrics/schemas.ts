@@ -59,7 +59,7 @@ export const inputSchema = z.strictObject({
   include_tasks: z
     .boolean()
     .optional()
-    .describe(`true: also the rounds (tasks) of returned campaigns, up to ${MAX_TASKS_LISTED}.`),
+    .describe(`true: also the campaigns' rounds (tasks), up to ${MAX_TASKS_LISTED}.`),
 });
 
 const moneyOutput = z

@@ -71,7 +71,7 @@ export default defineTool({
   name: "recommend_products",
   title: "Recommend products",
   description: `Recommended product IDs, in order, from an active recommendation slot for a user (platform_user_id) and/or reference products (item_ids); without either, a cold-user answer.
-Returns item_ids and the service's metadata, says when the service fell back to other items, and adds names and prices when CRM_PRODUCT_CATALOG is set. Unknown or inactive slot: not found; 412/502: temporary.
+Returns item_ids and metadata, says when the service fell back, and adds names and prices when CRM_PRODUCT_CATALOG is set. Unknown or inactive slot: not found; 412/502: retry later.
 Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u_1001", "limit": 5}`,
   inputSchema,
   outputSchema,
