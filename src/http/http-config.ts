@@ -1,4 +1,5 @@
 import { isLoopbackHost } from "../loopback-host.js";
+import { OriginConfigError, parseAllowedOrigins } from "./cors.js";
 import { type HttpToken, parseTokens, TokenConfigError } from "./tokens.js";
 
 /**
@@ -13,7 +14,7 @@ export interface HttpSettings {
   tokenSecrets: string[];
   /** Host names the Host header may carry besides loopback names (behind a reverse proxy). */
   allowedHosts: string[];
-  /** Origin host names browsers may call from besides loopback ones. */
+  /** Exact origins (`https://app.example.com`) whose pages may call `/mcp` (CORS). */
   allowedOrigins: string[];
   maxBodyBytes: number;
   maxConcurrent: number;
@@ -66,6 +67,13 @@ export function loadHttpSettings(args: readonly string[], env: NodeJS.ProcessEnv
     if (error instanceof TokenConfigError) throw new HttpConfigError(error.message);
     throw error;
   }
+  let allowedOrigins: string[];
+  try {
+    allowedOrigins = parseAllowedOrigins(env.CRM_HTTP_ALLOWED_ORIGINS);
+  } catch (error) {
+    if (error instanceof OriginConfigError) throw new HttpConfigError(error.message);
+    throw error;
+  }
   if (!isLoopbackHost(host) && parsed.tokens.length === 0) {
     throw new HttpConfigError(
       `Refusing to serve on ${host} without tokens: anyone who reaches it could spend the team's export budget. Set CRM_HTTP_TOKENS (e.g. CRM_HTTP_TOKENS=alice:$(openssl rand -hex 32)), or use --host 127.0.0.1 behind a reverse proxy.`,
@@ -77,7 +85,7 @@ export function loadHttpSettings(args: readonly string[], env: NodeJS.ProcessEnv
     tokens: parsed.tokens,
     tokenSecrets: parsed.secrets,
     allowedHosts: list(env.CRM_HTTP_ALLOWED_HOSTS),
-    allowedOrigins: list(env.CRM_HTTP_ALLOWED_ORIGINS),
+    allowedOrigins,
     maxBodyBytes: positive(env, "CRM_HTTP_MAX_BODY_BYTES", DEFAULTS.maxBodyBytes),
     maxConcurrent: positive(env, "CRM_HTTP_MAX_CONCURRENT", DEFAULTS.maxConcurrent),
     shutdownGraceMs: positive(env, "CRM_HTTP_SHUTDOWN_SECONDS", DEFAULTS.shutdownSeconds) * 1000,

@@ -9,15 +9,15 @@ import {
   type AuthInfo,
   createMcpHandler,
   localhostAllowedHostnames,
-  localhostAllowedOrigins,
   validateHostHeader,
-  validateOriginHeader,
 } from "@modelcontextprotocol/server";
+import { clipValue } from "../clip.js";
 import type { Config } from "../config.js";
 import { log } from "../log.js";
 import { isLoopbackHost } from "../loopback-host.js";
 import type { ToolRuntime } from "../mcp/tool.js";
 import { createServer } from "../server.js";
+import { answerPreflight, corsDecision, isPreflight, setCorsHeaders } from "./cors.js";
 import type { HttpSettings } from "./http-config.js";
 import { bearer, bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
 import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";
@@ -27,8 +27,8 @@ import { matchToken } from "./tokens.js";
  * MCP over Streamable HTTP at `/mcp`, stateless per request (the SDK's createMcpHandler builds a
  * server instance for each request, for both protocol eras), so any number of processes can run
  * behind a load balancer with the ledger in PostgreSQL. In front of the SDK's handler, in order:
- * the Host and Origin checks (DNS rebinding), the bearer token, the body size and the number of
- * requests in flight. `/health` answers a load balancer.
+ * the Host check (DNS rebinding), the Origin check and CORS (cors.ts), the bearer token, the body
+ * size and the number of requests in flight. `/health` answers a load balancer.
  */
 export interface HttpServerOptions {
   config: Config;
@@ -57,10 +57,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const allowedHosts = [
     ...(loopback ? localhostAllowedHostnames() : []),
     ...settings.allowedHosts.map(bracketed),
-  ];
-  const allowedOrigins = [
-    ...(loopback ? localhostAllowedOrigins() : []),
-    ...settings.allowedOrigins.map(bracketed),
   ];
 
   const mcp = createMcpHandler(
@@ -111,9 +107,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return health(res);
     }
     if (path !== "/mcp") return reply(res, 404, { error: "Not found: the MCP endpoint is /mcp." });
-    const origin = validateOriginHeader(req.headers.origin, allowedOrigins);
-    if (!origin.ok) {
-      return reply(res, 403, rpcError(-32000, `Forbidden: ${origin.message}`));
+    const cors = corsDecision(req, settings.allowedOrigins);
+    if (cors.kind === "refused") {
+      return reply(
+        res,
+        403,
+        rpcError(
+          -32000,
+          `Forbidden: Origin ${clipValue(cors.origin, 100)} is not allowed; the server's operator can add it to CRM_HTTP_ALLOWED_ORIGINS.`,
+        ),
+      );
+    }
+    if (cors.kind === "allowed") {
+      if (isPreflight(req)) return answerPreflight(res, cors.origin);
+      setCorsHeaders(res, cors.origin);
     }
     if (settings.tokens.length > 0) {
       const presented = bearer(req.headers.authorization);

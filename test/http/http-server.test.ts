@@ -225,11 +225,12 @@ describe("serve --http", () => {
       Origin: "https://evil.example",
     });
     expect(foreign.status).toBe(403);
+    // A page on another loopback port is another site: only CRM_HTTP_ALLOWED_ORIGINS lets it in.
     const local = await post(server.url, initialize(), {
       ...auth,
       Origin: "http://localhost:5173",
     });
-    expect(local.status).toBe(200);
+    expect(local.status).toBe(403);
     const rebound = await rawRequest(
       server.port,
       "evil.example",
