@@ -21,6 +21,8 @@ export interface CanvasContrast {
   /** The colour of the pixel with the lowest contrast, and the background. */
   worst: string;
   background: string;
+  /** The label pixels' colours, most frequent first (at most 3). */
+  colors: string[];
 }
 
 export interface TextContrast {
@@ -103,6 +105,7 @@ const MEASURE = `(() => {
     const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
     let pixels = 0;
     let min = Infinity;
+    const counts = new Map();
     let worst = [0, 0, 0, 255];
     for (let y = 0; y < canvas.height; y++) {
       for (let x = 0; x < canvas.width; x++) {
@@ -112,13 +115,15 @@ const MEASURE = `(() => {
         const color = [data[i], data[i + 1], data[i + 2], 255];
         const r = ratio(color, bg);
         pixels++;
+        counts.set(css(color), (counts.get(css(color)) ?? 0) + 1);
         if (r < min) {
           min = r;
           worst = color;
         }
       }
     }
-    canvases.push({ chart: box.dataset.chart, pixels, min, worst: css(worst), background: css(bg) });
+    const colors = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([c]) => c);
+    canvases.push({ chart: box.dataset.chart, pixels, min, worst: css(worst), background: css(bg), colors });
   }
 
   const poorText = [];

@@ -16,7 +16,7 @@ import {
   type Table,
 } from "../model.js";
 import { type DrawnChart, drawChart } from "./charts.js";
-import { type Formats, formatsFor } from "./locale-format.js";
+import { type Formats, formatsFor, usableLocale } from "./locale-format.js";
 import { resolveTheme, type Theme } from "./theme.js";
 
 /**
@@ -290,12 +290,11 @@ function applyHostContext(ctx: Partial<McpUiHostContext> | undefined): void {
     applyHostFonts(ctx.styles.css.fonts);
     repaint = true;
   }
-  if (ctx.locale !== undefined) {
-    const next = formatsFor(ctx.locale);
-    if (next.locale !== formats.locale) {
-      formats = next;
-      repaint = true;
-    }
+  // A tag Intl does not know is ignored: the page keeps the locale it writes in.
+  const locale = usableLocale(ctx.locale);
+  if (locale !== undefined && locale !== formats.locale) {
+    formats = formatsFor(locale);
+    repaint = true;
   }
   if (figures.length === 0) return;
   if (repaint) paint();
