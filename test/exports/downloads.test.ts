@@ -13,6 +13,7 @@ import {
   startHarness,
   toResult,
 } from "../helpers/tool-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 /**
  * Downloads that outlast a tool call: the file of a completed job downloads in the background,
@@ -61,14 +62,14 @@ async function completedJob(index: number): Promise<{ id: string; size: number }
     dataDir: h.dataDir,
   });
   try {
-    for (;;) {
+    let size: number | undefined;
+    await waitUntil(async () => {
       const job = await api.getExportJob(id);
-      if (job.status === "completed") {
-        expect(job.file_size).toBeGreaterThan(100_000);
-        return { id, size: job.file_size ?? 0 };
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      size = job.status === "completed" ? (job.file_size ?? 0) : undefined;
+      return size !== undefined;
+    }, `export job ${id} to complete`);
+    expect(size).toBeGreaterThan(100_000);
+    return { id, size: size ?? 0 };
   } finally {
     await api.close();
   }
@@ -150,11 +151,10 @@ describe("a download slower than the call", () => {
     // Nobody waits now; the download must still complete and be recorded in the ledger.
     const ledger = openLedger(h);
     let entry = await ledger.get(id);
-    for (let i = 0; i < 100 && entry?.file_path === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await waitUntil(async () => {
       entry = await ledger.get(id);
-    }
-    expect(entry?.file_path).toBeDefined();
+      return entry?.file_path !== undefined;
+    }, "the background download to be recorded in the ledger");
     expect(statSync(String(entry?.file_path)).size).toBe(size);
     const done = await h.call("check_export", { job_id: id, wait_seconds: 0 });
     expect(done.structured.file_path).toBe(entry?.file_path);
@@ -200,9 +200,7 @@ describe("a download that fails while nobody waits", () => {
     expect(first.structured.status).toBe("downloading");
     // The cut download fails in the background after the call returned.
     const manager = h.runtime.downloads;
-    for (let i = 0; i < 200 && manager.get(id)?.state === "running"; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await manager.get(id)?.done.catch(() => undefined);
     expect(manager.get(id)).toBeUndefined();
     const again = await h.call("check_export", { job_id: id, wait_seconds: 10 });
     expect(again.isError).toBeFalsy();
@@ -254,14 +252,17 @@ describe("server close", () => {
       const exportsDir = join(dataDir, "exports");
       // Mid-download: the partial file exists under its temporary name.
       expect((await readdir(exportsDir)).some((n) => n.endsWith(".part"))).toBe(true);
+      const download = built.runtime.downloads.get(id);
+      expect(download?.state).toBe("running");
       const closing = Date.now();
       await client.close();
       await built.close();
       await api.close();
       expect(Date.now() - closing).toBeLessThan(800);
       expect(await readdir(exportsDir)).toEqual([]);
-      // Nothing finishes later either.
-      await new Promise((r) => setTimeout(r, 500));
+      // Nothing finishes later either: the download itself ended, cut short.
+      await expect(download?.done).rejects.toThrow();
+      expect(download?.state).toBe("failed");
       expect(await readdir(exportsDir)).toEqual([]);
       expect(downloads() - before).toBe(1);
       expect(existsSync(exportsDir)).toBe(true);
