@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
  * CRM_HTTP_ALLOWED_ORIGINS. A request that carries any other Origin is refused with 403 and
  * no CORS headers, which is also the DNS-rebinding protection: a page reached through a
  * rebound name carries its own origin, never a listed one. Requests without Origin (every
- * non-browser client) are not CORS requests and pass untouched.
+ * non-browser client) and those from the server's own origin are not CORS requests and pass
+ * untouched.
  *
  * Origins are compared whole (scheme, host and port), never by host name alone: a page on
  * another port of the same machine is another site. `*` is never sent: the endpoint takes
@@ -103,14 +104,32 @@ function originOf(entry: string): string | { problem: string } {
 }
 
 export type CorsDecision =
-  /** No Origin header: not a browser's cross-origin request. */
+  /** No Origin header, or the request's own origin: not a cross-origin request. */
   { kind: "none" } | { kind: "allowed"; origin: string } | { kind: "refused"; origin: string };
 
 export function corsDecision(req: IncomingMessage, allowed: readonly string[]): CorsDecision {
   const origin = req.headers.origin;
   if (origin === undefined || origin === "") return { kind: "none" };
   // Browsers send the serialized origin; a different spelling is not one of the listed pages.
-  return allowed.includes(origin) ? { kind: "allowed", origin } : { kind: "refused", origin };
+  if (allowed.includes(origin)) return { kind: "allowed", origin };
+  return sameOrigin(origin, req.headers.host) ? { kind: "none" } : { kind: "refused", origin };
+}
+
+/**
+ * An Origin naming the very host and port the request was sent to (the Host header, checked
+ * against the allowed hosts before this) is the server's own origin: same-origin, not CORS. A
+ * rebound name cannot pose as it, since its Host is the attacker's name, refused by that check.
+ */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined || host === "") return false;
+  try {
+    const from = new URL(origin);
+    if (from.protocol !== "http:" && from.protocol !== "https:") return false;
+    // The origin's scheme gives the Host header's default port (a proxy in front may end TLS).
+    return new URL(`${from.protocol}//${host}`).host === from.host;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -176,4 +176,22 @@ describe("CORS on /mcp", () => {
     expect(plain.status).toBe(200);
     await plain.body?.cancel();
   });
+
+  it("lets the server's own origin in as same-origin, without CORS headers", async () => {
+    const own = new URL(server.url).origin;
+    const response = await postJson(server.url, initializeRequest(), {
+      Authorization: `Bearer ${TOKEN}`,
+      Origin: own,
+    });
+    expect(response.status).toBe(200);
+    expect(corsHeaders(response)).toEqual({});
+    await response.body?.cancel();
+    // The same host on another port is another origin.
+    const port = Number(new URL(server.url).port);
+    const other = await postJson(server.url, initializeRequest(), {
+      Authorization: `Bearer ${TOKEN}`,
+      Origin: `http://127.0.0.1:${port === 65535 ? port - 1 : port + 1}`,
+    });
+    expect(other.status).toBe(403);
+  });
 });
