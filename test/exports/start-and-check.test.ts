@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 let h: Harness;
 let campaignId: string;
@@ -155,12 +156,27 @@ describe("start_export and check_export", () => {
       );
       await expect(pending).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(5000);
-      const polled = slow.sandbox.faults.requestCounts.get_export_job;
-      expect(polled).toBeGreaterThan(0);
-      // Polling stopping is an absence, so it takes a window: at 0.2 s intervals a still-running
-      // wait would poll about 5 more times in this second.
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(slow.sandbox.faults.requestCounts.get_export_job - polled).toBeLessThanOrEqual(1);
+      const polledAt = slow.runtime.lastPolledAt;
+      const [cancelled, ...others] = [...polledAt.keys()];
+      expect(cancelled).toBeDefined();
+      expect(others).toEqual([]);
+      // Polling stopping is an absence, so it takes a window: a call made afterwards polls its
+      // own job at the same 0.2 s interval, and while it does, a still-running wait would too.
+      const later = slow.call("start_export", {
+        type: "scenario_daily_metrics",
+        scenario_id: scenarioId,
+        from: "2026-10-03",
+        to: "2026-10-04",
+        wait_seconds: 1.5,
+      });
+      await waitUntil(() => polledAt.size === 2, "the later call's first poll");
+      const lastPoll = polledAt.get(cancelled as string);
+      const pollsBefore = slow.sandbox.faults.requestCounts.get_export_job;
+      const result = await later;
+      expect(result.isError).toBeFalsy();
+      // The window spans several poll intervals (the later job takes 30 s, its wait 1.5 s).
+      expect(slow.sandbox.faults.requestCounts.get_export_job - pollsBefore).toBeGreaterThan(3);
+      expect(polledAt.get(cancelled as string)).toBe(lastPoll);
     } finally {
       await slow.close();
     }
