@@ -17,7 +17,7 @@ import {
 } from "../model.js";
 import { type DrawnChart, drawChart } from "./charts.js";
 import { type Formats, formatsFor, usableLocale } from "./locale-format.js";
-import { resolveTheme, type Theme } from "./theme.js";
+import { resolveColors } from "./page-colors.js";
 
 /**
  * The report page. With data embedded (the `report` command) it draws that; inside an MCP Apps
@@ -44,7 +44,6 @@ interface FigureView {
 
 let figures: FigureView[] = [];
 let formats: Formats = formatsFor(navigator.language);
-let theme: Theme | undefined;
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -246,11 +245,10 @@ function render(data: unknown, place: ReportPlace): void {
  * figure's Chart/Table choice and every scroll position stay.
  */
 function paint(): void {
-  theme = resolveTheme(root);
-  root.dataset.chartBackground = theme.chartBackground;
+  const colors = resolveColors(root);
   for (const f of figures) {
     f.drawn?.destroy();
-    f.drawn = drawChart(f.chart, f.canvasBox, theme.chart, formats, contentWidth(f.figure));
+    f.drawn = drawChart(f.chart, f.canvasBox, colors, formats, contentWidth(f.figure));
     fillRows(f.tableBody, localTable(f.chart));
   }
   root.dataset.paints = String(Number(root.dataset.paints) + 1);

@@ -12,13 +12,7 @@ import { ColorProbe } from "./color-probe.js";
 /** Palette slots in style.css (--series-1 ...). */
 const SERIES_SLOTS = 10;
 
-export interface Theme {
-  chart: ChartColors;
-  /** The charts' background (a card's), opaque, for tests and contrast checks. */
-  chartBackground: string;
-}
-
-export function resolveTheme(root: HTMLElement): Theme {
+export function resolveColors(root: HTMLElement): ChartColors {
   const probe = new ColorProbe(root);
   try {
     // The browser's own canvas colour for the scheme in force: what shows under a transparent page.
@@ -34,15 +28,12 @@ export function resolveTheme(root: HTMLElement): Theme {
     style.setProperty("--text-danger", toCss(onPage("--danger")));
     style.setProperty("--on-accent", toCss(readable(page, [accent])));
     return {
-      chart: {
-        text: toCss(onCards("--fg")),
-        muted: toCss(onCards("--fg-muted")),
-        grid: probe.css("var(--grid)"),
-        series: Array.from({ length: SERIES_SLOTS }, (_, i) => probe.css(`var(--series-${i + 1})`)),
-        failed: probe.css("var(--series-failed)"),
-        font: probe.fontFamily("var(--font)"),
-      },
-      chartBackground: toCss(card),
+      text: toCss(onCards("--fg")),
+      muted: toCss(onCards("--fg-muted")),
+      grid: probe.css("var(--grid)"),
+      series: Array.from({ length: SERIES_SLOTS }, (_, i) => probe.css(`var(--series-${i + 1})`)),
+      failed: probe.css("var(--series-failed)"),
+      font: probe.fontFamily("var(--font)"),
     };
   } finally {
     probe.remove();
