@@ -1,0 +1,254 @@
+import type { ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/server";
+import { log } from "../log.js";
+import { missingScopes, SCOPES } from "../mcp/scopes.js";
+import { bearer, reply, rpcError } from "./http-messages.js";
+import {
+  AccessTokenVerifier,
+  InvalidTokenError,
+  IssuerUnavailableError,
+} from "./oauth/access-token-verifier.js";
+import { bearerChallenge, type Challenge } from "./oauth/challenge.js";
+import type { OAuthSettings } from "./oauth/oauth-settings.js";
+import {
+  metadataPaths,
+  metadataUrl,
+  protectedResourceMetadata,
+} from "./oauth/protected-resource.js";
+import { findToken, type HttpToken } from "./tokens.js";
+
+/**
+ * Who may call `/mcp`, and what: static bearer tokens (CRM_HTTP_TOKENS), the authorization
+ * server's JWT access tokens (CRM_OAUTH_ISSUER), either or both. The caller becomes the request's
+ * AuthInfo: `clientId` is the caller's name (the token's `sub`, or the static token's name), the
+ * one the audit trail and the ledger record; `token` is never the token, which goes nowhere past
+ * this gate. The scopes a request needs are checked here too, before it is dispatched.
+ */
+export interface AuthGateOptions {
+  tokens: readonly HttpToken[];
+  oauth: OAuthSettings | undefined;
+  /** The URL clients use for `/mcp` (CRM_PUBLIC_URL, else the listening address), once known. */
+  resource: () => string;
+  /** The clock access tokens are judged by (epoch ms). */
+  now?: () => number;
+  /** See VerifierOptions.jwksCooldownMs. */
+  jwksCooldownMs?: number;
+}
+
+/** An HTTP answer the gate gives instead of letting the request through. */
+export interface GateAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export type Authentication =
+  /** Nothing is checked: loopback without tokens or OAuth. */
+  { kind: "open" } | { kind: "caller"; auth: AuthInfo } | { kind: "refused"; answer: GateAnswer };
+
+const REALM = "crm-insights-mcp";
+/** A static token is the operator's to rotate; a day ahead satisfies the SDK's expiry check. */
+const STATIC_TOKEN_LIFETIME_S = 86_400;
+
+export class AuthGate {
+  /** True when every request to `/mcp` needs a token. */
+  readonly required: boolean;
+  private readonly now: () => number;
+  private verifier: AccessTokenVerifier | undefined;
+
+  constructor(private readonly options: AuthGateOptions) {
+    this.required = options.tokens.length > 0 || options.oauth !== undefined;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The `aud` access tokens must carry. */
+  audience(): string {
+    return this.options.oauth?.audience ?? this.options.resource();
+  }
+
+  async authenticate(authorization: string | undefined): Promise<Authentication> {
+    if (!this.required) return { kind: "open" };
+    const presented = bearer(authorization);
+    if (presented === undefined) {
+      return this.unauthorized(
+        {},
+        this.options.oauth === undefined
+          ? "Unauthorized: send Authorization: Bearer <token> (ask the server's operator for a token)."
+          : "Unauthorized: log in with the authorization server named in this server's resource metadata, and send its access token as Authorization: Bearer <token>.",
+      );
+    }
+    const known = findToken(this.options.tokens, presented);
+    if (known !== undefined) {
+      return {
+        kind: "caller",
+        auth: {
+          token: "[bearer]",
+          clientId: known.name,
+          scopes: [...known.scopes],
+          expiresAt: Math.floor(this.now() / 1000) + STATIC_TOKEN_LIFETIME_S,
+          extra: { caller_kind: "static" },
+        },
+      };
+    }
+    if (this.options.oauth === undefined) {
+      return this.unauthorized(
+        { error: "invalid_token" },
+        "Unauthorized: the bearer token is not accepted (revoked or mistyped).",
+      );
+    }
+    return this.verifyAccessToken(presented, this.options.oauth);
+  }
+
+  /**
+   * The 403 for a request (one JSON-RPC message or a batch) that needs a scope the caller lacks,
+   * naming the scopes to ask for; undefined when it may go on.
+   */
+  scopeRefusal(auth: AuthInfo | undefined, body: unknown): GateAnswer | undefined {
+    if (auth === undefined) return undefined;
+    const missing = missingScopes(body, auth.scopes);
+    if (missing.length === 0) return undefined;
+    const needs = `This request needs the ${missing.join(" and ")} scope${missing.length > 1 ? "s" : ""}`;
+    return {
+      status: 403,
+      headers: {
+        "WWW-Authenticate": bearerChallenge({
+          ...this.challengeBase(),
+          error: "insufficient_scope",
+          scopes: missing,
+          description: `${needs}.`,
+        }),
+      },
+      body: rpcError(
+        -32001,
+        `Forbidden: ${needs}, which the token of ${auth.clientId} does not carry. ${
+          this.options.oauth === undefined
+            ? "Ask the server's operator for a token with it."
+            : "Log in again asking for it (your client does this on this answer if it can)."
+        }`,
+      ),
+    };
+  }
+
+  /** RFC 9728 metadata at its well-known paths (OAuth mode); undefined for any other path. */
+  metadata(path: string, method: string | undefined): GateAnswer | undefined {
+    const oauth = this.options.oauth;
+    if (oauth === undefined) return undefined;
+    const resource = this.options.resource();
+    if (!metadataPaths(resource).has(path)) return undefined;
+    // Public and read by browser-based clients before they have any token.
+    const cors = { "Access-Control-Allow-Origin": "*" };
+    if (method === "OPTIONS") {
+      return {
+        status: 204,
+        headers: {
+          ...cors,
+          "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+          "Access-Control-Allow-Headers": "Authorization, MCP-Protocol-Version, Content-Type",
+          "Access-Control-Max-Age": "600",
+        },
+        body: undefined,
+      };
+    }
+    if (method !== "GET" && method !== "HEAD") {
+      return {
+        status: 405,
+        headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
+        body: { error: "GET only" },
+      };
+    }
+    return {
+      status: 200,
+      headers: { ...cors, "Cache-Control": "public, max-age=300" },
+      body: protectedResourceMetadata(resource, oauth.issuer),
+    };
+  }
+
+  private async verifyAccessToken(token: string, oauth: OAuthSettings): Promise<Authentication> {
+    this.verifier ??= new AccessTokenVerifier({
+      issuer: oauth.issuer,
+      audience: this.audience(),
+      now: this.now,
+      ...(this.options.jwksCooldownMs === undefined
+        ? {}
+        : { jwksCooldownMs: this.options.jwksCooldownMs }),
+    });
+    try {
+      const verified = await this.verifier.verify(token);
+      const resource = this.options.resource();
+      return {
+        kind: "caller",
+        auth: {
+          token: "[bearer]",
+          clientId: verified.subject,
+          scopes: verified.scopes,
+          expiresAt: verified.expiresAt,
+          resource: new URL(resource),
+          resourceMetadataUrl: metadataUrl(resource),
+          extra: {
+            caller_kind: "oauth",
+            ...(verified.clientId === undefined ? {} : { client_id: verified.clientId }),
+          },
+        },
+      };
+    } catch (error) {
+      if (error instanceof InvalidTokenError) {
+        log.info("access token refused", { reason: error.message });
+        return this.unauthorized(
+          { error: "invalid_token", description: error.message },
+          `Unauthorized: ${error.message}`,
+        );
+      }
+      if (error instanceof IssuerUnavailableError) {
+        log.warn("cannot verify access tokens", { issuer: oauth.issuer, error: error.message });
+        return {
+          kind: "refused",
+          answer: {
+            status: 503,
+            headers: { "Retry-After": "5" },
+            body: rpcError(
+              -32000,
+              "The authorization server cannot be reached to verify the token; retry in a few seconds.",
+            ),
+          },
+        };
+      }
+      throw error;
+    }
+  }
+
+  private challengeBase(): Challenge {
+    return this.options.oauth === undefined
+      ? { realm: REALM }
+      : { resourceMetadata: metadataUrl(this.options.resource()) };
+  }
+
+  private unauthorized(challenge: Challenge, message: string): Authentication {
+    return {
+      kind: "refused",
+      answer: {
+        status: 401,
+        headers: {
+          "WWW-Authenticate": bearerChallenge({
+            ...this.challengeBase(),
+            // The scopes to ask for at login (OAuth mode): all of them; the authorization
+            // server's policy grants each user what they may have.
+            ...(this.options.oauth === undefined ? {} : { scopes: SCOPES }),
+            ...challenge,
+          }),
+        },
+        body: rpcError(-32001, message),
+      },
+    };
+  }
+}
+
+/** Writes a gate's answer. */
+export function sendAnswer(res: ServerResponse, answer: GateAnswer): void {
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  if (answer.body === undefined) {
+    res.writeHead(answer.status);
+    res.end();
+    return;
+  }
+  reply(res, answer.status, answer.body);
+}

@@ -1,0 +1,80 @@
+import { isLoopbackHost } from "../../loopback-host.js";
+
+/**
+ * OAuth resource-server settings of `serve --http`, from CRM_OAUTH_ISSUER, CRM_OAUTH_AUDIENCE
+ * and CRM_PUBLIC_URL (a pure function of the environment, like the other settings).
+ */
+export interface OAuthSettings {
+  /** The authorization server's issuer identifier, exactly as its metadata states it. */
+  issuer: string;
+  /** The `aud` a token must carry; undefined: the public URL of `/mcp`. */
+  audience: string | undefined;
+}
+
+export interface PublicUrlSetting {
+  /** CRM_PUBLIC_URL as the URL of the MCP endpoint (`.../mcp`); undefined: the listening address. */
+  publicUrl: string | undefined;
+}
+
+export class OAuthConfigError extends Error {
+  override name = "OAuthConfigError";
+}
+
+/** The OAuth settings, or undefined when CRM_OAUTH_ISSUER is unset (static tokens only). */
+export function loadOAuthSettings(env: NodeJS.ProcessEnv): OAuthSettings | undefined {
+  const issuer = text(env.CRM_OAUTH_ISSUER);
+  const audience = text(env.CRM_OAUTH_AUDIENCE);
+  if (issuer === undefined) {
+    if (audience !== undefined) {
+      throw new OAuthConfigError(
+        "CRM_OAUTH_AUDIENCE is set without CRM_OAUTH_ISSUER: set the issuer too (e.g. CRM_OAUTH_ISSUER=https://login.example.com/oauth2/default), or remove the audience.",
+      );
+    }
+    return undefined;
+  }
+  const url = parseUrl(issuer, "CRM_OAUTH_ISSUER", "https://login.example.com/oauth2/default");
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+    throw new OAuthConfigError(
+      `CRM_OAUTH_ISSUER must be an https:// URL (http:// only on a loopback host, for testing); got ${url.protocol}//${url.host}.`,
+    );
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new OAuthConfigError(
+      "CRM_OAUTH_ISSUER must not have a query or fragment (RFC 8414): give the issuer exactly as its /.well-known/openid-configuration states it.",
+    );
+  }
+  return { issuer, audience };
+}
+
+/**
+ * CRM_PUBLIC_URL: the URL clients use for the MCP endpoint (behind a proxy). A URL without a
+ * path means the endpoint `/mcp` on it.
+ */
+export function loadPublicUrl(env: NodeJS.ProcessEnv): PublicUrlSetting {
+  const raw = text(env.CRM_PUBLIC_URL);
+  if (raw === undefined) return { publicUrl: undefined };
+  const url = parseUrl(raw, "CRM_PUBLIC_URL", "https://crm-mcp.example.com/mcp");
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new OAuthConfigError(`CRM_PUBLIC_URL must be an http(s) URL; got ${url.protocol}.`);
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new OAuthConfigError(
+      "CRM_PUBLIC_URL must not have a query or fragment: give the URL of the MCP endpoint, e.g. https://crm-mcp.example.com/mcp.",
+    );
+  }
+  if (url.pathname === "/") url.pathname = "/mcp";
+  return { publicUrl: url.href.replace(/\/$/, "") };
+}
+
+function parseUrl(value: string, name: string, example: string): URL {
+  try {
+    return new URL(value);
+  } catch {
+    throw new OAuthConfigError(`${name} is not a URL. Example of a good value: ${name}=${example}`);
+  }
+}
+
+function text(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
+}
