@@ -63,11 +63,15 @@ async function completedJob(index: number): Promise<{ id: string; size: number }
   });
   try {
     let size: number | undefined;
-    await waitUntil(async () => {
-      const job = await api.getExportJob(id);
-      size = job.status === "completed" ? (job.file_size ?? 0) : undefined;
-      return size !== undefined;
-    }, `export job ${id} to complete`);
+    await waitUntil(
+      async () => {
+        const job = await api.getExportJob(id);
+        size = job.status === "completed" ? (job.file_size ?? 0) : undefined;
+        return size !== undefined;
+      },
+      `export job ${id} to complete`,
+      { intervalMs: 100 },
+    );
     expect(size).toBeGreaterThan(100_000);
     return { id, size: size ?? 0 };
   } finally {
@@ -151,10 +155,14 @@ describe("a download slower than the call", () => {
     // Nobody waits now; the download must still complete and be recorded in the ledger.
     const ledger = openLedger(h);
     let entry = await ledger.get(id);
-    await waitUntil(async () => {
-      entry = await ledger.get(id);
-      return entry?.file_path !== undefined;
-    }, "the background download to be recorded in the ledger");
+    await waitUntil(
+      async () => {
+        entry = await ledger.get(id);
+        return entry?.file_path !== undefined;
+      },
+      "the background download to be recorded in the ledger",
+      { intervalMs: 50 },
+    );
     expect(statSync(String(entry?.file_path)).size).toBe(size);
     const done = await h.call("check_export", { job_id: id, wait_seconds: 0 });
     expect(done.structured.file_path).toBe(entry?.file_path);

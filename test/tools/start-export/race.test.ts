@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportJob } from "../../../src/api/schemas.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
+import { waitUntil } from "../../helpers/wait-until.js";
 
 /**
  * An identical start_export while the job finishes: the call looks for a finished job, then for a
@@ -34,11 +34,14 @@ describe("start_export while another call finishes the identical job", () => {
     // The service finishes it; the server has not polled it since (the ledger says running).
     const api = await h.runtime.api();
     let done = await api.getExportJob(job._id, {});
-    for (let i = 0; done.status !== "completed" && i < 100; i++) {
-      await sleep(100);
-      done = await api.getExportJob(job._id, {});
-    }
-    expect(done.status).toBe("completed");
+    await waitUntil(
+      async () => {
+        done = await api.getExportJob(job._id, {});
+        return done.status === "completed";
+      },
+      "the service to complete the job",
+      { intervalMs: 100 },
+    );
 
     const ledger = h.runtime.ledger;
     const original = ledger.findReusable.bind(ledger);
