@@ -7,7 +7,9 @@ import {
 } from "./api/limits.js";
 import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
+import { logLevelsOf, registerSetLevel } from "./mcp/log-levels.js";
 import { registerTools } from "./mcp/register.js";
+import { allows, toolScope } from "./mcp/scopes.js";
 import type { ToolRuntime } from "./mcp/tool.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources/index.js";
@@ -23,6 +25,11 @@ export interface ServerDeps {
   now?: () => number;
   /** Sandbox mode: what exists in the sandbox (see sandboxGuide), added to the instructions. */
   sandboxGuide?: string;
+  /**
+   * The caller's OAuth scopes (serve --http): only the tools, resources and prompts they allow
+   * are registered, so the lists show a caller what it may use. Unset: everything (stdio).
+   */
+  scopes?: readonly string[];
 }
 
 export const SERVER_INSTRUCTIONS = `Tools for a Korean messaging and recommendation service (campaign metrics, export files, product recommendations).
@@ -53,9 +60,16 @@ export function createServer(
       capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
     },
   );
-  registerTools(server, TOOLS, runtime);
-  registerResources(server, runtime);
-  registerPrompts(server, runtime);
+  registerSetLevel(server, logLevelsOf(runtime));
+  registerTools(
+    server,
+    TOOLS.filter((tool) => allows(deps.scopes, toolScope(tool.name))),
+    runtime,
+  );
+  if (allows(deps.scopes, "crm.read")) {
+    registerResources(server, runtime);
+    registerPrompts(server, runtime);
+  }
   return {
     server,
     runtime,

@@ -1,5 +1,11 @@
 import { isLoopbackHost } from "../loopback-host.js";
 import { OriginConfigError, parseAllowedOrigins } from "./cors.js";
+import {
+  loadOAuthSettings,
+  loadPublicUrl,
+  OAuthConfigError,
+  type OAuthSettings,
+} from "./oauth/oauth-settings.js";
 import { type HttpToken, parseTokens, TokenConfigError } from "./tokens.js";
 
 /**
@@ -12,6 +18,10 @@ export interface HttpSettings {
   tokens: HttpToken[];
   /** Raw token values, only to register them for redaction. */
   tokenSecrets: string[];
+  /** CRM_OAUTH_ISSUER and CRM_OAUTH_AUDIENCE: the authorization server's tokens are accepted. */
+  oauth: OAuthSettings | undefined;
+  /** CRM_PUBLIC_URL: the URL clients use for `/mcp` (behind a proxy); else the listening one. */
+  publicUrl: string | undefined;
   /** Host names the Host header may carry besides loopback names (behind a reverse proxy). */
   allowedHosts: string[];
   /** Exact origins (`https://app.example.com`) whose pages may call `/mcp` (CORS). */
@@ -74,9 +84,18 @@ export function loadHttpSettings(args: readonly string[], env: NodeJS.ProcessEnv
     if (error instanceof OriginConfigError) throw new HttpConfigError(error.message);
     throw error;
   }
-  if (!isLoopbackHost(host) && parsed.tokens.length === 0) {
+  let oauth: OAuthSettings | undefined;
+  let publicUrl: string | undefined;
+  try {
+    oauth = loadOAuthSettings(env);
+    ({ publicUrl } = loadPublicUrl(env));
+  } catch (error) {
+    if (error instanceof OAuthConfigError) throw new HttpConfigError(error.message);
+    throw error;
+  }
+  if (!isLoopbackHost(host) && parsed.tokens.length === 0 && oauth === undefined) {
     throw new HttpConfigError(
-      `Refusing to serve on ${host} without tokens: anyone who reaches it could spend the team's export budget. Set CRM_HTTP_TOKENS (e.g. CRM_HTTP_TOKENS=alice:$(openssl rand -hex 32)), or use --host 127.0.0.1 behind a reverse proxy.`,
+      `Refusing to serve on ${host} without tokens: anyone who reaches it could spend the team's export budget. Set CRM_HTTP_TOKENS (e.g. CRM_HTTP_TOKENS=alice:$(openssl rand -hex 32)) or CRM_OAUTH_ISSUER, or use --host 127.0.0.1 behind a reverse proxy.`,
     );
   }
   return {
@@ -84,6 +103,8 @@ export function loadHttpSettings(args: readonly string[], env: NodeJS.ProcessEnv
     port,
     tokens: parsed.tokens,
     tokenSecrets: parsed.secrets,
+    oauth,
+    publicUrl,
     allowedHosts: list(env.CRM_HTTP_ALLOWED_HOSTS),
     allowedOrigins,
     maxBodyBytes: positive(env, "CRM_HTTP_MAX_BODY_BYTES", DEFAULTS.maxBodyBytes),

@@ -17,11 +17,11 @@ import { log } from "../log.js";
 import { isLoopbackHost } from "../loopback-host.js";
 import type { ToolRuntime } from "../mcp/tool.js";
 import { createServer } from "../server.js";
+import { AuthGate, sendAnswer } from "./auth-gate.js";
 import { answerPreflight, corsDecision, isPreflight, setCorsHeaders } from "./cors.js";
 import type { HttpSettings } from "./http-config.js";
-import { bearer, bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
+import { bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
 import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";
-import { matchToken } from "./tokens.js";
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless per request (the SDK's createMcpHandler builds a
@@ -36,6 +36,8 @@ export interface HttpServerOptions {
   runtime: ToolRuntime;
   sandboxGuide?: string | undefined;
   version: string;
+  /** The clock access tokens are judged by (tests); the system clock otherwise. */
+  clock?: () => number;
 }
 
 export interface RunningHttpServer {
@@ -59,12 +61,22 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...settings.allowedHosts.map(bracketed),
   ];
 
+  // The listening address, once known: the resource's URL unless CRM_PUBLIC_URL says otherwise.
+  let listeningUrl = "";
+  const gate = new AuthGate({
+    tokens: settings.tokens,
+    oauth: settings.oauth,
+    resource: () => settings.publicUrl ?? listeningUrl,
+    ...(options.clock === undefined ? {} : { now: options.clock }),
+  });
+
   const mcp = createMcpHandler(
     (ctx) =>
       createServer(config, {
         runtime,
         ...(options.sandboxGuide === undefined ? {} : { sandboxGuide: options.sandboxGuide }),
-        ...(ctx.authInfo?.clientId === undefined ? {} : { principal: ctx.authInfo.clientId }),
+        // Only what the caller's scopes allow is registered: tools/list shows just that.
+        ...(ctx.authInfo === undefined ? {} : { scopes: ctx.authInfo.scopes }),
       }).server,
     {
       legacy: "stateless",
@@ -106,6 +118,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         return reply(res, 405, { error: "GET only" });
       return health(res);
     }
+    const metadata = gate.metadata(path, req.method);
+    if (metadata !== undefined) return sendAnswer(res, metadata);
     if (path !== "/mcp") return reply(res, 404, { error: "Not found: the MCP endpoint is /mcp." });
     const cors = corsDecision(req, settings.allowedOrigins);
     if (cors.kind === "refused") {
@@ -122,29 +136,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (isPreflight(req)) return answerPreflight(res, cors.origin);
       setCorsHeaders(res, cors.origin);
     }
-    if (settings.tokens.length > 0) {
-      const presented = bearer(req.headers.authorization);
-      who = presented === undefined ? undefined : matchToken(settings.tokens, presented);
-      if (who === undefined) {
-        res.setHeader("WWW-Authenticate", 'Bearer realm="crm-insights-mcp", error="invalid_token"');
-        return reply(
-          res,
-          401,
-          rpcError(
-            -32001,
-            presented === undefined
-              ? "Unauthorized: send Authorization: Bearer <token> (ask the server's operator for a token)."
-              : "Unauthorized: the bearer token is not accepted (revoked or mistyped).",
-          ),
-        );
-      }
-      // Expiry is the operator's rotation, not the token's: a day ahead satisfies the SDK's check.
-      req.auth = {
-        token: "[bearer]",
-        clientId: who,
-        scopes: [],
-        expiresAt: Math.floor(Date.now() / 1000) + 86_400,
-      };
+    const authenticated = await gate.authenticate(req.headers.authorization);
+    if (authenticated.kind === "refused") return sendAnswer(res, authenticated.answer);
+    if (authenticated.kind === "caller") {
+      req.auth = authenticated.auth;
+      who = authenticated.auth.clientId;
     }
     if (draining) {
       res.setHeader("Retry-After", "1");
@@ -197,6 +193,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     } catch {
       return reply(res, 400, rpcError(-32700, "Parse error: the body is not JSON."));
     }
+    // Before dispatch: a request the caller's scopes do not cover runs no part of its work.
+    const forbidden = gate.scopeRefusal(req.auth, message);
+    if (forbidden !== undefined) return sendAnswer(res, forbidden);
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) cancels.cancel(who, cancelled);
     const untrack = cancels.track(who, requestIdOf(message), res);
@@ -250,6 +249,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   });
   const address = server.address() as AddressInfo;
   const url = `http://${bracketed(settings.host)}:${address.port}/mcp`;
+  listeningUrl = url;
 
   let closing: Promise<void> | undefined;
   return {
