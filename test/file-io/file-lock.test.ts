@@ -1,26 +1,78 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, type FSWatcher, watch } from "node:fs";
 import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LockTimeoutError, withFileLock } from "../../src/file-io/file-lock.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
 
 /** The built code, for child processes (npm test builds first; Node 20 cannot run TypeScript). */
 const builtLedger = new URL("../../dist/ledger/ledger.js", import.meta.url);
-const builtLock = new URL("../../dist/ledger/file-lock.js", import.meta.url);
+const builtLock = new URL("../../dist/file-io/file-lock.js", import.meta.url);
 const DAY = 24 * 3600 * 1000;
 /** The ledgers' own clock, one fixed instant in every process: only the lock is under test. */
 const LEDGER_NOW = Date.parse("2026-11-22T00:00:00Z");
 
 let dir: string;
+let attempts: Attempts;
+/** Folder watchers of the running test, closed after it whatever its outcome. */
+const watchers: FSWatcher[] = [];
 const children: ChildProcess[] = [];
+
+interface Attempts {
+  /** Resolves once this process has tried to take a lock in the folder `n` times in all. */
+  reach(n: number): Promise<void>;
+  count(): number;
+}
+
+/**
+ * Counts this process's attempts to take a lock in `folder` as they happen: each attempt first
+ * writes a temp file of its own (`<lock>.<host>-<pid>.<random>.tmp`) to link into place. An
+ * attempt seen means the one before it has judged the lock and gone back to waiting, so a test
+ * can tell how many times a waiter has looked, whatever the machine's speed.
+ */
+function watchAttempts(folder: string): Attempts {
+  const names = new Set<string>();
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const watcher = watch(folder, (_event, name) => {
+    if (name === null || !name.includes(`-${process.pid}.`) || !name.endsWith(".tmp")) return;
+    names.add(name);
+    for (const waiter of waiters.filter((w) => names.size >= w.n)) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  });
+  watchers.push(watcher);
+  return {
+    reach: (n) =>
+      names.size >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
+    count: () => names.size,
+  };
+}
+
+/** Resolves when `path` is rewritten by another process (the holder renewing its lease). */
+function rewritten(path: string, before: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dirname(path), () => {
+      readFile(path, "utf8").then((text) => {
+        if (text === before) return;
+        watcher.close();
+        resolve();
+      }, reject);
+    });
+    watchers.push(watcher);
+  });
+}
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "file-lock-"));
-  if (!existsSync(builtLedger)) throw new Error("dist/ledger missing: run npm run build");
+  for (const built of [builtLedger, builtLock]) {
+    if (!existsSync(built)) throw new Error(`${built.pathname} missing: run npm run build`);
+  }
+  attempts = watchAttempts(dir);
 });
 afterEach(async () => {
+  for (const watcher of watchers.splice(0)) watcher.close();
   vi.restoreAllMocks();
   for (const child of children.splice(0)) child.kill("SIGKILL");
   await rm(dir, { recursive: true, force: true });
@@ -73,7 +125,8 @@ describe("withFileLock", () => {
     const waiting = withFileLock(path, async () => {
       entered = true;
     });
-    await new Promise((r) => setTimeout(r, 600));
+    // Twenty looks at the lock, each judging its owner alive (or the caller got in: wrongly).
+    await Promise.race([attempts.reach(20), waiting]);
     expect(entered).toBe(false);
     const released = new Promise<void>((resolve) => holder.stdout?.once("data", () => resolve()));
     holder.stdin?.write("go\n");
@@ -111,25 +164,21 @@ describe("withFileLock", () => {
       const outcomes = Array.from({ length: 3 }, () =>
         withFileLock(path, async () => "entered").catch((error: unknown) => error),
       );
-      await new Promise((r) => setTimeout(r, 200));
+      // The first caller in line has looked at the lock once (its second attempt is under way).
+      await attempts.reach(2);
       // 18 s in all, past the give-up time of all three (15 s) but short of twice it, with the
       // holder renewing its lease (every 2 s of its real time) in between, so the lock is never
       // judged abandoned (10 s unchanged).
       const before = await readFile(`${path}.lock`, "utf8");
+      const renewed = rewritten(`${path}.lock`, before);
       vi.advanceTimersByTime(9000);
-      for (let waited = 0; (await readFile(`${path}.lock`, "utf8")) === before; waited += 50) {
-        if (waited > 10_000) throw new Error("the holder never renewed its lease");
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      // The callers look again every 15-30 ms: let each see the renewal.
-      await new Promise((r) => setTimeout(r, 200));
+      await renewed;
+      // The caller has looked at the renewed lock: attempts started after it was seen renewed.
+      await attempts.reach(attempts.count() + 3);
       vi.advanceTimersByTime(9000);
-      const settled = await Promise.race([
-        Promise.all(outcomes),
-        new Promise((r) => setTimeout(() => r("still waiting"), 3000)),
-      ]);
+      const settled = await Promise.all(outcomes);
       expect(settled).toHaveLength(3);
-      for (const outcome of settled as unknown[]) {
+      for (const outcome of settled) {
         expect(outcome).toBeInstanceOf(LockTimeoutError);
       }
     } finally {
@@ -170,7 +219,8 @@ describe("withFileLock", () => {
       const waiting = withFileLock(path, async () => {
         entered = true;
       });
-      await new Promise((r) => setTimeout(r, 300));
+      // Looked at twice: the lease's start is noted, and the lock is not taken over yet.
+      await Promise.race([attempts.reach(3), waiting]);
       expect(entered).toBe(false);
       vi.advanceTimersByTime(11_000);
       await waiting;
