@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/types.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { client, TEST_NOW } from "./support.js";
 
 // A sandbox given a data folder keeps its export jobs and files there, as a service would:
@@ -125,13 +126,17 @@ describe("a sandbox with a data folder", () => {
     return { id, original };
   }
 
+  /** Reads the job until it is no longer processing (its callers expect it completed then). */
   async function readUntilDone(api: ReturnType<typeof client>, id: string) {
     let job = await api.getJob(id);
-    for (let i = 0; i < 100 && job.body.status !== "completed"; i += 1) {
-      expect(job.body.status).toBe("processing");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      job = await api.getJob(id);
-    }
+    await waitUntil(
+      async () => {
+        if (job.body.status === "processing") job = await api.getJob(id);
+        return job.body.status !== "processing";
+      },
+      `job ${id} to be written again`,
+      { intervalMs: 50 },
+    );
     return job;
   }
 
@@ -146,8 +151,9 @@ describe("a sandbox with a data folder", () => {
   });
 
   it("leaves a job to its producer while that process runs, and takes it over once it is gone", async () => {
-    const producer = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], {
-      stdio: "ignore",
+    // A live process that is not a sandbox: it runs until killed (or until this one ends).
+    const producer = spawn(process.execPath, ["-e", "process.stdin.resume()"], {
+      stdio: ["pipe", "ignore", "ignore"],
     });
     try {
       if (producer.pid === undefined) throw new Error("no pid");

@@ -1,6 +1,7 @@
 import { afterAll, onTestFinished } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/types.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 /** Pinned "today" for reproducible data: 2024-06-15 12:00 KST. */
 export const TEST_NOW = "2024-06-15T03:00:00Z";
@@ -94,12 +95,17 @@ export function client(sandbox: RunningSandbox, clock?: { advance(ms: number): v
       // Keep under the 10-per-10-minutes creation limit when the test owns the clock.
       clock?.advance(61_000);
       const id = String(created.body._id);
-      for (let i = 0; i < 200; i += 1) {
-        const job = await this.getJob(id);
-        if (job.body.status === "completed" || job.body.status === "failed") return job.body;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error("export did not finish");
+      let job = await this.getJob(id);
+      const finished = () => job.body.status === "completed" || job.body.status === "failed";
+      await waitUntil(
+        async () => {
+          if (!finished()) job = await this.getJob(id);
+          return finished();
+        },
+        `export job ${id} to finish`,
+        { intervalMs: 50 },
+      );
+      return job.body;
     },
   };
 }
