@@ -1,11 +1,5 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import {
-  createServer,
-  type IncomingMessage,
-  request,
-  type Server,
-  type ServerResponse,
-} from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,13 +11,9 @@ import { buildReferenceHost } from "../../scripts/build-reference-host.mjs";
  * on one origin (with /api/servers naming the MCP server), the sandbox proxy page on another with
  * its Content-Security-Policy header made from the view's declared CSP. serve.ts itself needs
  * express and fixed ports 8080/8081, so its behaviour is repeated here; buildCspHeader below is
- * its function, unchanged but for formatting.
- *
- * One addition: the host origin also answers /mcp, relayed to `serve --http`. The browser then
- * calls the MCP server on its own origin, so no CORS is needed: the server does not answer CORS
- * preflights yet (CRM_HTTP_ALLOWED_ORIGINS is to come), and a page on another origin would be
- * blocked. The relay drops the browser's Origin header, as any server-side relay does; the server
- * refuses Origins it was not told of (DNS-rebinding protection).
+ * its function, unchanged but for formatting. The MCP servers the host lists (/api/servers, the
+ * SERVERS variable of serve.ts) are set once they run: `serve --http` must know the host's origin
+ * first (CRM_HTTP_ALLOWED_ORIGINS), since the host's page calls it from the browser, cross-origin.
  */
 
 export interface ReferenceHost {
@@ -32,11 +22,14 @@ export interface ReferenceHost {
   sandboxOrigin: string;
   /** Every request either server answered, as "METHOD origin/path". */
   requests: string[];
+  /** The MCP server URLs the host page connects to. */
+  setServers(urls: string[]): void;
   close(): Promise<void>;
 }
 
-export async function startReferenceHost(mcpUrl: string): Promise<ReferenceHost> {
+export async function startReferenceHost(): Promise<ReferenceHost> {
   const requests: string[] = [];
+  let servers: string[] = [];
   const pages = { index: "", sandbox: "" };
   const hostServer = createServer((req, res) => {
     requests.push(`${req.method} ${origin}${req.url}`);
@@ -62,16 +55,12 @@ export async function startReferenceHost(mcpUrl: string): Promise<ReferenceHost>
 
   function serveHost(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? "/", origin).pathname;
-    if (path === "/mcp") {
-      relay(req, res, mcpUrl);
-    } else if (path === "/") {
+    if (path === "/") {
       res.writeHead(302, { location: "/index.html" }).end();
     } else if (path === "/index.html") {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(pages.index);
     } else if (path === "/api/servers") {
-      res
-        .writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify([`${origin}/mcp`]));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(servers));
     } else {
       res.writeHead(404, { "content-type": "text/plain" }).end("Not found");
     }
@@ -105,32 +94,13 @@ export async function startReferenceHost(mcpUrl: string): Promise<ReferenceHost>
     origin,
     sandboxOrigin,
     requests,
+    setServers: (urls) => {
+      servers = urls;
+    },
     close: async () => {
       await Promise.all([close(hostServer), close(sandboxServer)]);
     },
   };
-}
-
-/** Hop-by-hop headers and the browser's Origin/Referer/Host stay on this side of the relay. */
-const NOT_RELAYED = new Set(["host", "origin", "referer", "connection", "keep-alive"]);
-
-function relay(req: IncomingMessage, res: ServerResponse, target: string): void {
-  const url = new URL(target);
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).filter(([name]) => !NOT_RELAYED.has(name.toLowerCase())),
-  );
-  const upstream = request(
-    { hostname: url.hostname, port: url.port, path: url.pathname, method: req.method, headers },
-    (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    },
-  );
-  upstream.on("error", (error) => {
-    if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-    res.end(`relay to ${target} failed: ${error.message}`);
-  });
-  req.pipe(upstream);
 }
 
 function listen(server: Server): Promise<number> {

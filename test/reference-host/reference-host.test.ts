@@ -26,8 +26,8 @@ import { type ReferenceHost, startReferenceHost } from "./host-server.js";
 /**
  * The report view in a host we did not write: the ext-apps project's reference host (its
  * basic-host example and AppBridge, vendored at a pinned commit and built by
- * scripts/build-reference-host.mjs), talking to `serve --http` (the built bin), in headless
- * Chromium. A person's steps: pick the tool, type its arguments, press Call Tool, switch the
+ * scripts/build-reference-host.mjs), talking to `serve --http` (the built bin) from the browser
+ * on another origin (CORS), in headless Chromium. A person's steps: pick the tool, type its arguments, press Call Tool, switch the
  * host's theme, resize the window. In light and dark and at 1280 and 560 px: every chart has a
  * mark per value of the result the host received, every text reads at 4.5:1 (measured on the
  * canvas and the page), nothing is logged as an error, and a resize keeps a figure's Table view
@@ -52,14 +52,21 @@ let dataDir: string;
 let server: ChildProcess | undefined;
 let serverLog = "";
 let host: ReferenceHost;
+let mcpUrl: string;
 let browser: Browser;
 let campaignCsv: string;
 let scenarioXlsx: string;
 
-async function startServer(): Promise<string> {
+async function startServer(allowedOrigin: string): Promise<string> {
   const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
-    // No service credentials: the embedded sandbox, on its pinned date.
-    env: { PATH: process.env.PATH ?? "", CRM_DATA_DIR: dataDir, CRM_LOG_LEVEL: "warn" },
+    // No service credentials: the embedded sandbox, on its pinned date. The host's page calls
+    // the server from its own origin, which the server must allow (CORS).
+    env: {
+      PATH: process.env.PATH ?? "",
+      CRM_DATA_DIR: dataDir,
+      CRM_LOG_LEVEL: "warn",
+      CRM_HTTP_ALLOWED_ORIGINS: allowedOrigin,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   server = child;
@@ -87,8 +94,9 @@ beforeAll(async () => {
   await mkdir(files, { recursive: true });
   campaignCsv = await writeCampaignCsvWithLongTaskIds(files);
   scenarioXlsx = await writeScenarioXlsx(files);
-  const mcpUrl = await startServer();
-  host = await startReferenceHost(mcpUrl);
+  host = await startReferenceHost();
+  mcpUrl = await startServer(host.origin);
+  host.setServers([mcpUrl]);
   await mkdir(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -131,11 +139,12 @@ async function openHost(width: number, scheme: "light" | "dark"): Promise<HostSe
     colorScheme: scheme,
   });
   const problems: string[] = [];
-  // Only the two loopback origins and the view's own document; anything else would be a request
-  // the view or the host makes to the outside.
+  // Only the host's two origins and the MCP server; anything else would be a request the view
+  // or the host makes to the outside.
+  const allowed = [`${host.origin}/`, `${host.sandboxOrigin}/`, mcpUrl];
   await context.route("**/*", async (route) => {
     const url = route.request().url();
-    if (url.startsWith(`${host.origin}/`) || url.startsWith(`${host.sandboxOrigin}/`)) {
+    if (allowed.some((a) => url.startsWith(a))) {
       await route.continue();
     } else {
       problems.push(`blocked request: ${url}`);
@@ -148,7 +157,7 @@ async function openHost(width: number, scheme: "light" | "dark"): Promise<HostSe
   // one message is expected only when such a response was seen; any other is a problem.
   let declinedStreams = 0;
   page.on("response", (r) => {
-    if (r.request().method() === "GET" && r.url() === `${host.origin}/mcp` && r.status() === 405) {
+    if (r.request().method() === "GET" && r.url() === mcpUrl && r.status() === 405) {
       declinedStreams++;
     }
   });
