@@ -2,14 +2,16 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoggingLevel, ServerContext } from "@modelcontextprotocol/server";
 import { type LogLevel, setLogForwarder } from "../log.js";
 import { redact } from "../redact.js";
+import { type CallerLogLevels, callerOf } from "./log-levels.js";
 
 type SendLog = ServerContext["mcpReq"]["log"];
 
 /**
  * MCP logging: what the server logs while it works on a request goes to the client that made the
- * request, through the SDK's per-request `log` (which applies the level the client set, in both
- * protocol eras, over stdio and stateless HTTP alike). Messages outside any request (the process
- * starting, a background download) stay on stderr only. Redacted like stderr.
+ * request, through the SDK's per-request `log` (which applies the level a 2026-07-28 client sends
+ * with each request), at or above the level the caller set with logging/setLevel (log-levels.ts).
+ * Messages outside any request (the process starting, a background download) stay on stderr
+ * only. Redacted like stderr.
  */
 interface CallLog {
   send: SendLog;
@@ -43,10 +45,22 @@ function install(): void {
   });
 }
 
-/** Runs `work` with the request's logger as the target of `log.*` calls made inside it. */
-export async function withCallLog<T>(ctx: ServerContext, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with the request's logger as the target of `log.*` calls made inside it; messages
+ * below the level the caller set with logging/setLevel (see log-levels.ts) are not sent.
+ */
+export async function withCallLog<T>(
+  ctx: ServerContext,
+  work: () => Promise<T>,
+  levels?: CallerLogLevels,
+): Promise<T> {
   install();
-  const call: CallLog = { send: ctx.mcpReq.log, pending: [] };
+  const caller = callerOf(ctx);
+  const send: SendLog = (level, data, logger) =>
+    levels === undefined || levels.passes(caller, level)
+      ? ctx.mcpReq.log(level, data, logger)
+      : Promise.resolve();
+  const call: CallLog = { send, pending: [] };
   const result = await current.run(call, work);
   await Promise.allSettled(call.pending);
   return result;

@@ -7,6 +7,7 @@ import { advertisedOutputSchema } from "./advertised-output.js";
 import { withCallLog } from "./call-log.js";
 import { clientRendersApps } from "./client-apps.js";
 import { errorText } from "./error-text.js";
+import { logLevelsOf } from "./log-levels.js";
 import { BUDGET_FIELDS, withinBudget } from "./result-budget-wrap.js";
 import type { ToolCall, ToolDefinition, ToolRuntime } from "./tool.js";
 import { advertisedSchema, parseToolArgs } from "./validate-input.js";
@@ -39,8 +40,17 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
     annotations: { title: tool.title, ...tool.annotations },
   };
   const callback = (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult> =>
-    withCallLog(ctx, () =>
-      callTool(tool, runtime, args, ctx, clientRendersApps(server.server.getClientCapabilities())),
+    withCallLog(
+      ctx,
+      () =>
+        callTool(
+          tool,
+          runtime,
+          args,
+          ctx,
+          clientRendersApps(server.server.getClientCapabilities()),
+        ),
+      logLevelsOf(runtime),
     );
   if (tool.appView === undefined) server.registerTool(tool.name, config, callback);
   // ext-apps' helper also writes the older `ui/resourceUri` key that earlier hosts read.
