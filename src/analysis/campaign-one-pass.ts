@@ -37,8 +37,10 @@ export async function tallyCampaignRows(
 export function closeTally(t: CampaignTally, endsWithNewline: boolean): void {
   settleTally(t);
   if (!t.headerSeen) {
+    // The tools refuse an empty file before reading it, in the same words (files/export-path.ts);
+    // the summarize command gets here.
     throw new AnalysisError(
-      "Not a campaign export: the file is empty. Export the campaign again.",
+      "The file is empty: an export always holds at least its header (campaign CSV) or its sheets (scenario XLSX). Download or export it again.",
       "not_campaign_export",
     );
   }

@@ -78,9 +78,12 @@ export async function checkInsideFolder(path: string, dataFolder: string): Promi
   throw new ExportFileError(outsideText(JSON.stringify(path), dataFolder), "outside_data_folder");
 }
 
-/** The text for an empty export file, also used by the summary's own read of the file. */
-export function emptyFileText(shown: string): string {
-  return `${shown} is empty: an export always holds at least its header (campaign CSV) or its sheets (scenario XLSX). Download or export it again.`;
+/** Why an empty file is refused and what to do (analysis/campaign-one-pass.ts says it too). */
+const EMPTY_EXPORT =
+  "an export always holds at least its header (campaign CSV) or its sheets (scenario XLSX). Download or export it again.";
+
+function emptyFileText(shown: string): string {
+  return `${shown} is empty: ${EMPTY_EXPORT}`;
 }
 
 function outsideText(shown: string, dataFolder: string): string {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { summarizeFile } from "../../src/analysis/index.js";
 import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
@@ -92,6 +93,10 @@ describe("which files summarize_export and query_export read", () => {
     const { summarize, query } = await bothRefuse(file);
     expect(summarize).toBe(query);
     expect(summarize).toMatch(new RegExp(`^${JSON.stringify(file)} is empty`));
+    // The summarize command reads any file, and says why in the same words.
+    await expect(summarizeFile(file)).rejects.toThrow(
+      `The file is empty: ${summarize.slice(`${JSON.stringify(file)} is empty: `.length)}`,
+    );
     // Only a byte-order mark and a line break is as empty.
     const bom = join(h.dataDir, "bom-only.csv");
     await writeFile(bom, "\uFEFF\r\n");
