@@ -1,82 +1,257 @@
-// `npm run bundle`: the MCP Bundle (.mcpb) that Claude Desktop and other MCPB hosts install with one
-// click: the built package (what `npm pack` ships) plus its production dependencies, and a
-// manifest whose user_config asks for the service's URLs, application ID, keys (stored by the
-// host as secrets), time zone and data folder. Validated and packed by @anthropic-ai/mcpb's own
-// tools. Expects dist/ built (the npm script builds first).
-//   node scripts/bundle.mjs [--out FILE]   (default bundle/crm-insights-mcp.mcpb)
-import { execFileSync } from "node:child_process";
+// `npm run bundle`: one MCP Bundle (.mcpb) per platform, which Claude Desktop and other MCPB hosts
+// install with one click: the built package (what `npm pack` ships) plus its production
+// dependencies with exactly that platform's DuckDB binding (a native addon: a bundle carries no
+// compiler and cannot fetch one), and a manifest whose `compatibility.platforms` names only that
+// platform and whose user_config asks for the service's URLs, application ID, keys (stored by
+// the host as secrets), time zone and data folder. Validated and packed by @anthropic-ai/mcpb's
+// own tools. Expects dist/ built (the npm script builds first).
+//   node scripts/bundle.mjs [--out-dir DIR] [--platform darwin-arm64,linux-x64,...]
+//   writes DIR/crm-insights-mcp-<platform>-<arch>.mcpb (default DIR: bundle/) and prints one JSON
+//   line per bundle: { bundle, platform, bytes, files, unpacked_bytes }.
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { nativeBinaryPlatform } from "./lib/native-binary.mjs";
+
+const run = promisify(execFile);
+
+/** The platforms DuckDB publishes bindings for that MCPB hosts run on. */
+const PLATFORMS = [
+  { os: "darwin", cpu: "arm64" },
+  { os: "darwin", cpu: "x64" },
+  { os: "win32", cpu: "x64" },
+  { os: "linux", cpu: "x64", libc: "glibc" },
+  { os: "linux", cpu: "arm64", libc: "glibc" },
+];
+const NAMES = { darwin: "macOS", win32: "Windows", linux: "Linux" };
+const SHARED_LIBRARY = { darwin: "libduckdb.dylib", win32: "duckdb.dll", linux: "libduckdb.so" };
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const outIndex = process.argv.indexOf("--out");
-const out = resolve(
-  outIndex > 0 ? process.argv[outIndex + 1] : join(root, "bundle", "crm-insights-mcp.mcpb"),
-);
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
-if (!existsSync(join(root, "dist", "cli.js"))) {
-  throw new Error("dist/cli.js is missing: run npm run build first (npm run bundle does).");
-}
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-
-const work = mkdtempSync(join(tmpdir(), "crm-bundle-"));
-try {
-  // Exactly the files the npm package ships (package.json "files"), via npm pack.
-  const packed = JSON.parse(
-    execFileSync(npm, ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
-      cwd: root,
-      encoding: "utf8",
-    }),
-  )[0].filename;
-  const stage = join(work, "stage");
-  mkdirSync(stage);
-  execFileSync("tar", ["-xzf", join(work, packed), "-C", stage, "--strip-components=1"]);
-  // Production dependencies at the lockfile's versions; no install scripts run.
-  cpSync(join(root, "package-lock.json"), join(stage, "package-lock.json"));
-  execFileSync(
-    npm,
-    ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"],
-    { cwd: stage, stdio: ["ignore", "ignore", "inherit"] },
-  );
-  rmSync(join(stage, "package-lock.json"));
-
+async function main() {
+  const outDir = resolve(option("--out-dir") ?? join(root, "bundle"));
+  const wanted = option("--platform")?.split(",");
+  const targets =
+    wanted === undefined ? PLATFORMS : wanted.map((name) => platformNamed(name.trim()));
+  if (!existsSync(join(root, "dist", "cli.js"))) {
+    throw new Error("dist/cli.js is missing: run npm run build first (npm run bundle does).");
+  }
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const { TOOLS } = await import(new URL("../dist/tools/index.js", import.meta.url).href);
-  const manifest = manifestFor(pkg, TOOLS);
-  writeFileSync(join(stage, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
 
+  const work = mkdtempSync(join(tmpdir(), "crm-bundle-"));
+  try {
+    // Exactly the files the npm package ships (package.json "files"), via npm pack.
+    const { stdout } = await run(
+      npm,
+      ["pack", "--ignore-scripts", "--json", "--pack-destination", work],
+      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const packed = JSON.parse(stdout)[0].filename;
+    const stage = join(work, "stage");
+    mkdirSync(stage);
+    await run("tar", ["-xzf", join(work, packed), "-C", stage, "--strip-components=1"]);
+    cpSync(join(root, "package-lock.json"), join(stage, "package-lock.json"));
+
+    mkdirSync(outDir, { recursive: true });
+    // The platforms are built side by side: each one's time is mostly npm and zip compression
+    // in child processes.
+    const results = await inPool(targets, Math.min(2, availableParallelism()), (target) =>
+      bundleFor(target, { pkg, tools: TOOLS, stage, work, outDir }),
+    );
+    if (wanted === undefined) {
+      // A bundle of an earlier layout (one for every platform) would be installed by mistake.
+      const made = new Set(results.map((r) => r.file));
+      for (const name of readdirSync(outDir)) {
+        if (/^crm-insights-mcp.*\.mcpb$/.test(name) && !made.has(name)) rmSync(join(outDir, name));
+      }
+    }
+    for (const result of results) {
+      const { file: _file, ...line } = result;
+      console.log(JSON.stringify(line));
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function option(name) {
+  const index = process.argv.indexOf(name);
+  return index > 0 ? process.argv[index + 1] : undefined;
+}
+
+function platformName(target) {
+  return `${target.os}-${target.cpu}`;
+}
+
+function platformNamed(name) {
+  const target = PLATFORMS.find((p) => platformName(p) === name);
+  if (target === undefined) {
+    throw new Error(
+      `Unknown platform ${name}: expected one of ${PLATFORMS.map(platformName).join(", ")}.`,
+    );
+  }
+  return target;
+}
+
+function bundleFileName(target) {
+  return `crm-insights-mcp-${platformName(target)}.mcpb`;
+}
+
+async function bundleFor(target, { pkg, tools, stage, work, outDir }) {
+  const name = platformName(target);
+  const dir = join(work, name);
+  cpSync(stage, dir, { recursive: true });
+  await installDependencies(dir, target);
+  rmSync(join(dir, "package-lock.json"));
+  writeFileSync(join(dir, ".mcpbignore"), MCPB_IGNORE);
+  checkBinding(dir, target);
+
+  writeFileSync(
+    join(dir, "manifest.json"),
+    `${JSON.stringify(manifestFor(pkg, tools, target), null, 2)}\n`,
+  );
   // The official validator and packer (they refuse a manifest that does not fit the schema).
   const mcpb = join(root, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
-  execFileSync(process.execPath, [mcpb, "validate", join(stage, "manifest.json")], {
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  mkdirSync(dirname(out), { recursive: true });
+  await run(process.execPath, [mcpb, "validate", join(dir, "manifest.json")]);
+  const file = bundleFileName(target);
+  const out = join(outDir, file);
   rmSync(out, { force: true });
-  execFileSync(process.execPath, [mcpb, "pack", stage, out], {
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  await run(process.execPath, [mcpb, "pack", dir, out], { maxBuffer: 64 * 1024 * 1024 });
   if (!existsSync(out)) throw new Error(`mcpb pack did not write ${out}`);
-  console.log(
-    JSON.stringify({
-      bundle: out,
-      bytes: statSync(out).size,
-      version: pkg.version,
-      tools: TOOLS.length,
-    }),
+  rmSync(dir, { recursive: true, force: true });
+  const zip = readFileSync(out);
+  const { files, bytes } = zipContents(zip);
+  return { file, bundle: out, platform: name, bytes: zip.length, files, unpacked_bytes: bytes };
+}
+
+/**
+ * Production dependencies at the lockfile's versions, with the optional native packages of the
+ * target platform instead of this machine's (npm's --os/--cpu/--libc); no install scripts run.
+ * Each platform's install is kept under node_modules/.cache for the lockfile it came from, so a
+ * second run (the test suite on another Node version, a rebuilt bundle) copies it instead.
+ */
+async function installDependencies(dir, target) {
+  const lock = readFileSync(join(dir, "package-lock.json"));
+  const key = createHash("sha256").update(lock).digest("hex").slice(0, 16);
+  const cacheRoot = join(root, "node_modules", ".cache", "crm-insights-mcp", "bundle-installs");
+  const cached = join(cacheRoot, `${platformName(target)}-${key}`);
+  if (existsSync(join(cached, "node_modules"))) {
+    cpSync(join(cached, "node_modules"), join(dir, "node_modules"), { recursive: true });
+    return;
+  }
+  const platformFlags = [`--os=${target.os}`, `--cpu=${target.cpu}`];
+  if (target.libc !== undefined) platformFlags.push(`--libc=${target.libc}`);
+  await run(
+    npm,
+    [
+      "ci",
+      "--omit=dev",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+      ...platformFlags,
+    ],
+    { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
   );
-} finally {
-  rmSync(work, { recursive: true, force: true });
+  // Written beside, then renamed: an interrupted copy is never taken for a finished one.
+  mkdirSync(cacheRoot, { recursive: true });
+  for (const old of readdirSync(cacheRoot)) {
+    if (old.startsWith(`${platformName(target)}-`)) {
+      rmSync(join(cacheRoot, old), { recursive: true, force: true });
+    }
+  }
+  const partial = `${cached}.partial-${process.pid}`;
+  cpSync(join(dir, "node_modules"), join(partial, "node_modules"), { recursive: true });
+  renameSync(partial, cached);
+}
+
+/**
+ * Dependencies' type declarations, TypeScript sources and documentation (licences stay): never
+ * loaded at run time, a third of the files. mcpb pack already leaves out *.d.ts and source maps.
+ */
+const MCPB_IGNORE = `node_modules/**/*.d.cts
+node_modules/**/*.d.mts
+node_modules/**/*.ts
+node_modules/**/*.md
+!node_modules/**/LICEN[CS]E*
+node_modules/undici/docs/
+`;
+
+/**
+ * Exactly one DuckDB binding, the target's, built for the target (its addon and library headers
+ * read): a wrong or missing one would only show when a user's first query fails to load it.
+ */
+function checkBinding(dir, target) {
+  const scope = join(dir, "node_modules", "@duckdb");
+  const bindings = readdirSync(scope).filter((n) => n.startsWith("node-bindings-"));
+  const expected = `node-bindings-${platformName(target)}`;
+  if (bindings.length !== 1 || bindings[0] !== expected) {
+    throw new Error(
+      `The ${platformName(target)} bundle holds DuckDB bindings [${bindings.join(", ")}], not exactly @duckdb/${expected}.`,
+    );
+  }
+  for (const file of ["duckdb.node", SHARED_LIBRARY[target.os]]) {
+    const path = join(scope, expected, file);
+    const found = nativeBinaryPlatform(path);
+    if (found.os !== target.os || !found.cpus.includes(target.cpu)) {
+      throw new Error(
+        `${path} is built for ${found.os} ${found.cpus.join("+")}, not ${platformName(target)}.`,
+      );
+    }
+  }
+}
+
+/** Files and their unpacked bytes, from the zip's central directory. */
+function zipContents(zip) {
+  let end = zip.length - 22;
+  while (end >= 0 && zip.readUInt32LE(end) !== 0x06054b50) end--;
+  if (end < 0) throw new Error("not a zip file: no end of central directory");
+  const entries = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  let files = 0;
+  let bytes = 0;
+  for (let i = 0; i < entries; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error("corrupt zip central directory");
+    const size = zip.readUInt32LE(at + 24);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const name = zip.toString("utf8", at + 46, at + 46 + nameLength);
+    if (!name.endsWith("/")) {
+      files++;
+      bytes += size;
+    }
+    at += 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  return { files, bytes };
+}
+
+async function inPool(items, size, work) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
+  return results;
 }
 
 /** The host fills `${user_config.KEY}` in with what the user entered. */
@@ -85,7 +260,7 @@ function userConfig(key) {
 }
 
 /** Manifest 0.3: https://github.com/modelcontextprotocol/mcpb/blob/main/MANIFEST.md */
-function manifestFor(pkg, tools) {
+function manifestFor(pkg, tools, target) {
   // An optional field the user leaves blank reaches the server as the literal `${user_config.x}`
   // in some hosts; the server's config reads that as unset (see config.ts).
   const env = {
@@ -97,14 +272,14 @@ function manifestFor(pkg, tools) {
     CRM_TIME_ZONE: userConfig("time_zone"),
     CRM_DATA_DIR: userConfig("data_dir"),
   };
+  const cpu = target.cpu === "arm64" && target.os === "darwin" ? "Apple silicon" : target.cpu;
   return {
     manifest_version: "0.3",
     name: pkg.name,
     display_name: "CRM Insights",
     version: pkg.version,
     description: pkg.description,
-    long_description:
-      "Campaign metrics, campaign raw-event (CSV) and scenario daily-metric (XLSX) exports with waiting, downloading and summarizing, and product recommendations, for a Korean messaging and recommendation service. Leave the service fields empty to try everything on the embedded sandbox (synthetic data, no keys).",
+    long_description: `Campaign metrics, campaign raw-event (CSV) and scenario daily-metric (XLSX) exports with waiting, downloading and summarizing, SQL over exports, and product recommendations, for a Korean messaging and recommendation service. Leave the service fields empty to try everything on the embedded sandbox (synthetic data, no keys). This bundle is for ${NAMES[target.os]} on ${cpu} (${platformName(target)}); other platforms have bundles of their own.`,
     author: { name: "crm-insights-mcp contributors" },
     license: pkg.license,
     keywords: pkg.keywords,
@@ -118,7 +293,8 @@ function manifestFor(pkg, tools) {
     },
     tools: tools.map((t) => ({ name: t.name, description: t.description.split("\n")[0] })),
     compatibility: {
-      platforms: ["darwin", "win32", "linux"],
+      // The manifest names operating systems only; the CPU is in the file name and above.
+      platforms: [target.os],
       runtimes: { node: pkg.engines.node },
     },
     user_config: {
@@ -173,3 +349,6 @@ function manifestFor(pkg, tools) {
     },
   };
 }
+
+// Last, so every constant above is initialized when it runs.
+await main();

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,17 +8,29 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nativeBinaryPlatform } from "../../scripts/lib/native-binary.mjs";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { TOOLS } from "../../src/tools/index.js";
 import { childTempEnv } from "../setup/temp-folder.js";
 
-// `npm run bundle`'s script builds the .mcpb; the official mcpb CLI unpacks it; the test then
-// starts it the way an MCPB host does (manifest's mcp_config, ${__dirname} and ${user_config.*}
-// substituted) and talks to it with a real MCP client.
+// `npm run bundle`'s script builds one .mcpb per platform; the official mcpb CLI unpacks each;
+// the test reads which platform each one's native files are built for, then starts the
+// linux-x64 one the way an MCPB host does (manifest's mcp_config, ${__dirname} and
+// ${user_config.*} substituted) and talks to it with a real MCP client.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MCPB = join(ROOT, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
 const run = promisify(execFile);
+
+/** The contract's platforms: `bundle/crm-insights-mcp-<platform>-<arch>.mcpb`. */
+const PLATFORMS = [
+  { name: "darwin-arm64", os: "darwin", cpu: "arm64", library: "libduckdb.dylib" },
+  { name: "darwin-x64", os: "darwin", cpu: "x64", library: "libduckdb.dylib" },
+  { name: "win32-x64", os: "win32", cpu: "x64", library: "duckdb.dll" },
+  { name: "linux-x64", os: "linux", cpu: "x64", library: "libduckdb.so" },
+  { name: "linux-arm64", os: "linux", cpu: "arm64", library: "libduckdb.so" },
+] as const;
+const NATIVE = /\.(node|so|dylib|dll)$/;
 
 interface Manifest {
   manifest_version: string;
@@ -28,53 +40,128 @@ interface Manifest {
     mcp_config: { command: string; args: string[]; env: Record<string, string> };
   };
   tools: Array<{ name: string }>;
+  compatibility: { platforms: string[]; runtimes: { node: string } };
   user_config: Record<string, { type: string; sensitive?: boolean; required?: boolean }>;
 }
 
 let work: string;
-let unpacked: string;
-let manifest: Manifest;
+let bundles: string[];
+const unpacked = new Map<string, string>();
+const manifests = new Map<string, Manifest>();
 let sandbox: RunningSandbox;
 beforeAll(async () => {
   if (!existsSync(join(ROOT, "dist", "cli.js"))) {
     throw new Error("dist/cli.js missing: run npm run build (npm test does)");
   }
   work = await mkdtemp(join(tmpdir(), "crm-bundle-test-"));
-  const bundle = join(work, "crm-insights-mcp.mcpb");
-  await run(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), "--out", bundle], {
+  const out = join(work, "bundles");
+  await run(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), "--out-dir", out], {
     cwd: ROOT,
-    timeout: 240_000,
+    timeout: 540_000,
+    env: { ...process.env, ...childTempEnv() },
   });
-  expect((await stat(bundle)).size).toBeGreaterThan(100_000);
-  unpacked = join(work, "unpacked");
-  await run(process.execPath, [MCPB, "unpack", bundle, unpacked], { timeout: 120_000 });
-  manifest = JSON.parse(await readFile(join(unpacked, "manifest.json"), "utf8")) as Manifest;
+  bundles = (await readdir(out)).sort();
+  await Promise.all(
+    PLATFORMS.map(async ({ name }) => {
+      const dir = join(work, name);
+      await run(
+        process.execPath,
+        [MCPB, "unpack", join(out, `crm-insights-mcp-${name}.mcpb`), dir],
+        { timeout: 180_000 },
+      );
+      unpacked.set(name, dir);
+      manifests.set(
+        name,
+        JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as Manifest,
+      );
+    }),
+  );
   sandbox = await startSandbox({ jobSeconds: 0 });
-}, 300_000);
+}, 720_000);
 afterAll(async () => {
   await sandbox?.close();
   if (work !== undefined) await rm(work, { recursive: true, force: true });
 });
 
+/** Every file under `dir`, relative, with `/` separators. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) =>
+      join(e.parentPath, e.name)
+        .slice(dir.length + 1)
+        .split("\\")
+        .join("/"),
+    );
+}
+
+describe("one MCP Bundle per platform", () => {
+  it("npm run bundle writes exactly the five platforms' bundles", () => {
+    expect(bundles).toEqual(PLATFORMS.map((p) => `crm-insights-mcp-${p.name}.mcpb`).sort());
+  });
+
+  it.each(PLATFORMS)(
+    "$name: only its own DuckDB binding, built for it, and a manifest naming only its OS",
+    async ({ name, os, cpu, library }) => {
+      const dir = unpacked.get(name) as string;
+      const manifest = manifests.get(name) as Manifest;
+      expect(manifest.compatibility.platforms).toEqual([os]);
+      const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+        engines: { node: string };
+      };
+      expect(manifest.compatibility.runtimes.node).toBe(pkg.engines.node);
+
+      const files = await filesUnder(dir);
+      const bindings = new Set(
+        files.flatMap((f) => f.split("/").filter((part) => part.startsWith("node-bindings-"))),
+      );
+      expect([...bindings]).toEqual([`node-bindings-${name}`]);
+      const binding = join(dir, "node_modules", "@duckdb", `node-bindings-${name}`);
+      // The addon is built for exactly this CPU; DuckDB's macOS library is universal.
+      expect(nativeBinaryPlatform(join(binding, "duckdb.node"))).toEqual({ os, cpus: [cpu] });
+      const shared = nativeBinaryPlatform(join(binding, library));
+      expect(shared.os).toBe(os);
+      expect(shared.cpus).toContain(cpu);
+      // No native file of any other platform anywhere in the bundle.
+      const native = files.filter((f) => NATIVE.test(f));
+      expect(native.length).toBeGreaterThanOrEqual(2);
+      for (const file of native) {
+        const found = nativeBinaryPlatform(join(dir, file));
+        expect({ file, os: found.os, has: found.cpus.includes(cpu) }).toEqual({
+          file,
+          os,
+          has: true,
+        });
+      }
+    },
+  );
+});
+
 /** What an MCPB host does with mcp_config; a blank optional field stays a literal placeholder. */
-function substitute(value: string, userConfig: Record<string, string>): string {
+function substitute(value: string, dir: string, userConfig: Record<string, string>): string {
   return value
-    .replaceAll(`\${__dirname}`, unpacked)
+    .replaceAll(`\${__dirname}`, dir)
     .replace(/\$\{user_config\.([a-z_]+)\}/g, (whole, key: string) => userConfig[key] ?? whole);
 }
 
 async function startFromManifest(userConfig: Record<string, string>) {
+  const dir = unpacked.get("linux-x64") as string;
+  const manifest = manifests.get("linux-x64") as Manifest;
   const { command, args, env } = manifest.server.mcp_config;
   const resolvedEnv: Record<string, string> = {
     PATH: process.env.PATH ?? "",
     HOME: work,
     ...childTempEnv(),
   };
-  for (const [name, value] of Object.entries(env))
-    resolvedEnv[name] = substitute(value, userConfig);
+  for (const [name, value] of Object.entries(env)) {
+    resolvedEnv[name] = substitute(value, dir, userConfig);
+  }
+  // A host runs `node` from the manifest with a Node of its own: here, the one running the test.
+  expect(command).toBe("node");
   const transport = new StdioClientTransport({
-    command: command === "node" ? process.execPath : command,
-    args: args.map((a) => substitute(a, userConfig)),
+    command: process.execPath,
+    args: args.map((a) => substitute(a, dir, userConfig)),
     env: resolvedEnv,
     stderr: "pipe",
   });
@@ -83,8 +170,10 @@ async function startFromManifest(userConfig: Record<string, string>) {
   return client;
 }
 
-describe("the MCP Bundle", () => {
+describe("the linux-x64 bundle, started as a host starts it", () => {
   it("has a 0.3 manifest with user_config for URLs, application, keys (sensitive), time zone and data folder", async () => {
+    const manifest = manifests.get("linux-x64") as Manifest;
+    const dir = unpacked.get("linux-x64") as string;
     const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
       version: string;
     };
@@ -105,14 +194,16 @@ describe("the MCP Bundle", () => {
     expect(manifest.user_config.recommend_secret_key?.sensitive).toBe(true);
     expect(manifest.user_config.base_url?.sensitive).toBeUndefined();
     expect(manifest.tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
-    expect(existsSync(join(unpacked, manifest.server.entry_point))).toBe(true);
+    expect(existsSync(join(dir, manifest.server.entry_point))).toBe(true);
     // Runtime dependencies only, no source maps.
-    expect(existsSync(join(unpacked, "node_modules", "zod"))).toBe(true);
-    expect(existsSync(join(unpacked, "node_modules", "vitest"))).toBe(false);
-    expect(existsSync(join(unpacked, "node_modules", "@anthropic-ai", "mcpb"))).toBe(false);
+    expect(existsSync(join(dir, "node_modules", "zod"))).toBe(true);
+    expect(existsSync(join(dir, "node_modules", "vitest"))).toBe(false);
+    expect(existsSync(join(dir, "node_modules", "@anthropic-ai", "mcpb"))).toBe(false);
+    expect((await filesUnder(dir)).filter((f) => f.endsWith(".map"))).toEqual([]);
+    expect((await stat(join(dir, "node_modules", "@duckdb", "node-api"))).isDirectory()).toBe(true);
   });
 
-  it("runs as a host starts it: blank optional fields mean the embedded sandbox", async () => {
+  it("blank optional fields mean the embedded sandbox", async () => {
     // Nothing filled in: hosts pass blank optional fields as literal placeholders.
     const client = await startFromManifest({ data_dir: join(work, "data-sandbox") });
     try {
@@ -129,7 +220,7 @@ describe("the MCP Bundle", () => {
     }
   });
 
-  it("runs against a service with the keys given in user_config", async () => {
+  it("against a service with the keys given in user_config: exports, and answers query_export with its DuckDB binding", async () => {
     const client = await startFromManifest({
       base_url: sandbox.base_url,
       application_id: sandbox.application_id,
@@ -146,6 +237,36 @@ describe("the MCP Bundle", () => {
       expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
       expect((r.structuredContent as { data_source?: string }).data_source).toBe("service");
       expect((r.structuredContent as { item_ids: string[] }).item_ids.length).toBe(2);
+
+      const started = await client.callTool({
+        name: "start_export",
+        arguments: {
+          type: "campaign_event_data",
+          campaign_id: sandbox.campaign_ids[0],
+          wait_seconds: 30,
+        },
+      });
+      expect(started.isError, JSON.stringify(started.content)).toBeFalsy();
+      const job = (started.structuredContent as { job: { _id: string } }).job;
+      expect((started.structuredContent as { file_path?: string }).file_path).toBeTypeOf("string");
+      const summary = await client.callTool({
+        name: "summarize_export",
+        arguments: { job_id: job._id },
+      });
+      expect(summary.isError, JSON.stringify(summary.content)).toBeFalsy();
+      const rows = (summary.structuredContent as { rows: number }).rows;
+      const query = await client.callTool({
+        name: "query_export",
+        arguments: {
+          job_ids: [job._id],
+          sql: "SELECT count(*) AS n, count(*) FILTER (WHERE event_role = 'sent') AS sent FROM events",
+        },
+      });
+      expect(query.isError, JSON.stringify(query.content)).toBeFalsy();
+      const result = query.structuredContent as { rows: number[][] };
+      const sent = (summary.structuredContent as { totals: { sent: number } }).totals.sent;
+      expect(result.rows).toEqual([[rows, sent]]);
+      expect(rows).toBeGreaterThan(0);
     } finally {
       await client.close();
     }

@@ -7,7 +7,12 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * files by the durations of an earlier run, which a fresh clone (CI) does not have; there it
  * orders by file size, and a long file started last is the run's tail with the other workers idle.
  */
-export const START_FIRST = ["test/scripts/demo.test.ts", "test/scripts/soak.test.ts"];
+export const START_FIRST = [
+  "test/scripts/demo.test.ts",
+  "test/scripts/soak.test.ts",
+  // Builds, unpacks and checks five MCP Bundles: about a minute of CPU.
+  "test/package/bundle.test.ts",
+];
 
 /** Vitest's own order, with the known long files moved to the front. */
 export class LongFilesFirst extends BaseSequencer {
