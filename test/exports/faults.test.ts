@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, openLedger, startHarness } from "../helpers/tool-harness.js";
+import { type Harness, openLedger, SANDBOX_NOW, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
 let scenarioId: string;
@@ -141,8 +141,9 @@ describe("reuse", () => {
         type: "scenario_daily_metrics",
         status: "processing",
         scenario_id: scenarioId,
-        created_at: new Date().toISOString(),
-        updated_at: new Date().toISOString(),
+        // The sandbox's "now", not today: the entry is as fresh whatever the real date.
+        created_at: new Date(Date.parse(SANDBOX_NOW)).toISOString(),
+        updated_at: new Date(Date.parse(SANDBOX_NOW)).toISOString(),
       },
     );
     const before = creates();

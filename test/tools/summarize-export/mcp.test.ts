@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../../src/api/client.js";
 import { apiClientOptionsFromConfig } from "../../../src/config.js";
-import { type Harness, openLedger, startHarness } from "../../helpers/tool-harness.js";
+import { type Harness, openLedger, SANDBOX_NOW, startHarness } from "../../helpers/tool-harness.js";
+import { waitUntil } from "../../helpers/wait-until.js";
+
+/** When the hand-made ledger entries below were created: the sandbox's "now", not today. */
+const CREATED_AT = new Date(Date.parse(SANDBOX_NOW)).toISOString();
 
 /** summarize_export through the MCP client: unknown jobs and refused arguments. */
 
@@ -32,8 +36,8 @@ describe("summarize_export over MCP", () => {
         type: "campaign_event_data",
         status: "completed",
         campaign_id: campaignId,
-        created_at: new Date().toISOString(),
-        updated_at: new Date().toISOString(),
+        created_at: CREATED_AT,
+        updated_at: CREATED_AT,
       },
     );
     const r = await h.call("summarize_export", { job_id: "exp_lost_job" });
@@ -65,10 +69,11 @@ describe("summarize_export over MCP", () => {
     // Completed on the service, not yet downloaded here.
     const api = createApiClient(apiClientOptionsFromConfig(h.config));
     try {
-      for (let i = 0; i < 100; i++) {
-        if ((await api.getExportJob(id)).status === "completed") break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntil(
+        async () => (await api.getExportJob(id)).status === "completed",
+        `export job ${id} to complete`,
+        { intervalMs: 50 },
+      );
     } finally {
       await api.close();
     }
@@ -111,8 +116,8 @@ describe("a job the service lost stays lost", () => {
         type: "campaign_event_data",
         status: "triggered",
         campaign_id: campaignId,
-        created_at: new Date().toISOString(),
-        updated_at: new Date().toISOString(),
+        created_at: CREATED_AT,
+        updated_at: CREATED_AT,
       },
     );
     const recreate = `start_export {"type":"campaign_event_data","campaign_id":"${campaignId}","from":"2026-11-01","to":"2026-11-07","force":true}`;
