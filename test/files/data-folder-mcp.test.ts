@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { fileSystemNow } from "../../src/files/fs-clock.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { createServer } from "../../src/server.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 // Sandbox mode as a user gets it (CRM_BASE_URL unset): the server starts its embedded sandbox.
 const NOW = "2026-11-22T09:00:00+09:00";
@@ -107,12 +108,15 @@ describe("the data folder through the tools", () => {
     try {
       await second.call("recommend_products", { slot_key: "best_sellers", limit: 1 });
       let entry: Listed | undefined;
-      for (let i = 0; i < 50 && entry?.file_removed_at === undefined; i += 1) {
-        const listing = await second.call("check_export", {});
-        entry = (listing.structuredContent.jobs as Listed[]).find((j) => j.job_id === jobId);
-        if (entry?.file_removed_at === undefined) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(entry?.file_removed_at).toBeDefined();
+      await waitUntil(
+        async () => {
+          const listing = await second.call("check_export", {});
+          entry = (listing.structuredContent.jobs as Listed[]).find((j) => j.job_id === jobId);
+          return entry?.file_removed_at !== undefined;
+        },
+        "the retention sweep to remove the old file",
+        { intervalMs: 100 },
+      );
       expect(entry?.file_path).toBeUndefined();
       expect(existsSync(filePath)).toBe(false);
       const listing = await second.call("check_export", {});

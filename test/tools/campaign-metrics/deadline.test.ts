@@ -49,12 +49,17 @@ interface Held {
   closedEarly: Promise<boolean>;
 }
 
-/** Answers `{"campaigns": []}` after `ms`, unless the client gives up first (then no answer). */
-function holdFor(ms: number, held: Held[]) {
+/**
+ * Answers `{"campaigns": []}` after `ms`, unless the client gives up first (then no answer);
+ * `onHeld` learns of each request as it arrives.
+ */
+function holdFor(ms: number, held: Held[], onHeld: () => void = () => undefined) {
   return (request: RecordedRequest, response: ServerResponse) => {
     void request;
+    onHeld();
     held.push({
       closedEarly: new Promise<boolean>((resolve) => {
+        // The service's own slowness, part of what is tested: not a wait for an event.
         const timer = setTimeout(() => {
           if (response.destroyed) return;
           response.writeHead(200, { "content-type": "application/json" });
@@ -133,14 +138,18 @@ describe("campaign_metrics' bound for all of a call's requests", () => {
 
   it("passes the client's cancellation on to the request in flight", async () => {
     const held: Held[] = [];
-    fixture.setDefault(holdFor(60_000, held));
+    let requestArrived = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      requestArrived = resolve;
+    });
+    fixture.setDefault(holdFor(60_000, held, requestArrived));
     const client = await connect({ CRM_METRICS_CALL_SECONDS: "60" });
     const controller = new AbortController();
     const call = client.callTool(
       { name: "campaign_metrics", arguments: { task_from: "2026-11-01", task_to: "2026-11-20" } },
       { signal: controller.signal },
     );
-    while (held.length === 0) await new Promise((r) => setTimeout(r, 20));
+    await arrived;
     controller.abort();
     await expect(call).rejects.toThrow();
     // The server stopped its request: the service saw the connection close, far before 60 s.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFileInUse } from "../../../src/files/in-use.js";
 import { campaignRows, toCsv } from "../../analysis/campaign-fixture.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
+import { waitUntil } from "../../helpers/wait-until.js";
 
 /**
  * query_export through the MCP client on sandbox exports: answers checked against the CSV parsed
@@ -192,10 +193,18 @@ describe("query_export over MCP", () => {
       sql: "SELECT count(*) FROM events, range(100000000000) t(i) WHERE md5(i::VARCHAR) LIKE 'zzzz%'",
     });
     let seen = false;
-    for (let i = 0; i < 200 && !seen; i++) {
-      seen = isFileInUse(a.path);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    let settled = false;
+    pending.finally(() => {
+      settled = true;
+    });
+    await waitUntil(
+      () => {
+        seen ||= isFileInUse(a.path);
+        return seen || settled;
+      },
+      "the query to hold its file",
+      { intervalMs: 10 },
+    );
     const r = await pending;
     expect(seen).toBe(true);
     expect(r.isError).toBe(true);
