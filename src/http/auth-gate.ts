@@ -31,8 +31,6 @@ export interface AuthGateOptions {
   resource: () => string;
   /** The clock access tokens are judged by (epoch ms). */
   now?: () => number;
-  /** See VerifierOptions.jwksCooldownMs. */
-  jwksCooldownMs?: number;
 }
 
 /** An HTTP answer the gate gives instead of letting the request through. */
@@ -168,9 +166,7 @@ export class AuthGate {
       issuer: oauth.issuer,
       audience: this.audience(),
       now: this.now,
-      ...(this.options.jwksCooldownMs === undefined
-        ? {}
-        : { jwksCooldownMs: this.options.jwksCooldownMs }),
+      ...(oauth.jwksCooldownMs === undefined ? {} : { jwksCooldownMs: oauth.jwksCooldownMs }),
     });
     try {
       const verified = await this.verifier.verify(token);

@@ -177,15 +177,21 @@ function memoryAdapter(): (name: string) => Adapter {
 function buildProvider(issuer: string, keys: JWK[], adapter: (name: string) => Adapter): Provider {
   const configuration: Configuration = {
     adapter,
-    ttl: { ClientCredentials: 300, AccessToken: 300, Grant: 600, Interaction: 600, Session: 600 },
+    ttl: {
+      ClientCredentials: 300,
+      AccessToken: 300,
+      Grant: 600,
+      Interaction: 600,
+      Session: 600,
+      RefreshToken: 600,
+    },
     clients: [
-      ...Object.entries(CONFIDENTIAL_CLIENTS).map(([clientId, scope]) => ({
+      ...Object.keys(CONFIDENTIAL_CLIENTS).map((clientId) => ({
         client_id: clientId,
         client_secret: CLIENT_SECRET,
         grant_types: ["client_credentials"],
         response_types: [],
         redirect_uris: [],
-        scope,
       })),
       {
         client_id: "mcp-public-client",
@@ -207,8 +213,14 @@ function buildProvider(issuer: string, keys: JWK[], adapter: (name: string) => A
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: KoaContextWithOIDC, resourceIndicator: string) => ({
-          scope: "crm.read crm.export crm.query",
+        // The provider's policy: a confidential client gets only its own scopes of what it asks
+        // for (the others are left out, not refused); users are limited at consent.
+        getResourceServerInfo: (
+          _ctx: KoaContextWithOIDC,
+          resourceIndicator: string,
+          client: { clientId: string },
+        ) => ({
+          scope: CONFIDENTIAL_CLIENTS[client.clientId] ?? "crm.read crm.export crm.query",
           audience: resourceIndicator,
           accessTokenTTL: 300,
           accessTokenFormat: "jwt" as const,
@@ -217,8 +229,7 @@ function buildProvider(issuer: string, keys: JWK[], adapter: (name: string) => A
       },
     },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    // No sessions to remember between tests: every authorization asks who logs in.
-    loadExistingGrant: async () => undefined,
+    findAccount: (_ctx, accountId) => ({ accountId, claims: () => ({ sub: accountId }) }),
   };
   return new Provider(issuer, configuration);
 }
@@ -249,10 +260,13 @@ async function answerInteraction(
   if (promptDetails.missingOIDCScope !== undefined) {
     grant.addOIDCScope(promptDetails.missingOIDCScope.join(" "));
   }
+  // What the user may not have is refused at consent, as a provider's policy would.
   const allowed = state.userScopes[accountId];
   for (const [resource, scopes] of Object.entries(promptDetails.missingResourceScopes ?? {})) {
     const granted = allowed === undefined ? scopes : scopes.filter((s) => allowed.includes(s));
-    grant.addResourceScope(resource, granted.join(" "));
+    const refused = scopes.filter((s) => !granted.includes(s));
+    if (granted.length > 0) grant.addResourceScope(resource, granted.join(" "));
+    if (refused.length > 0) grant.rejectResourceScope(resource, refused.join(" "));
   }
   const grantId = await grant.save();
   await provider.interactionFinished(

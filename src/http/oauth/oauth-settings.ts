@@ -9,6 +9,11 @@ export interface OAuthSettings {
   issuer: string;
   /** The `aud` a token must carry; undefined: the public URL of `/mcp`. */
   audience: string | undefined;
+  /**
+   * After a JWKS fetch, how long a token with an unknown key id is refused without fetching
+   * again; default 30 s (see VerifierOptions).
+   */
+  jwksCooldownMs?: number;
 }
 
 export interface PublicUrlSetting {
