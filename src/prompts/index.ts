@@ -3,10 +3,19 @@ import { z } from "zod";
 import type { ToolRuntime } from "../mcp/tool.js";
 import { knownIds } from "./known-ids.js";
 
+/**
+ * A required prompt argument: its refusal (prompts/get, -32602) says what is missing and where
+ * the value comes from, in place of zod's "expected string, received undefined".
+ */
+const required = (what: string) =>
+  z.string({
+    error: (issue) => (issue.input === undefined ? `required (${what})` : "must be text"),
+  });
+
 const date = (what: string) =>
   z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD")
+    .string({ error: "must be text" })
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date as YYYY-MM-DD")
     .optional()
     .describe(`${what} (YYYY-MM-DD, in the application's time zone)`);
 
@@ -26,11 +35,15 @@ const range = (from: string | undefined, to: string | undefined, fallback: strin
  */
 export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
   const ids = knownIds(runtime);
-  const campaignId = completable(z.string().describe("campaign _id (from campaign_metrics)"), (v) =>
-    ids.campaignIds(v ?? ""),
+  const campaignId = completable(
+    required("a campaign _id from campaign_metrics").describe(
+      "campaign _id (from campaign_metrics)",
+    ),
+    (v) => ids.campaignIds(v ?? ""),
   );
-  const scenarioId = completable(z.string().describe("scenario ID"), (v) =>
-    ids.scenarioIds(v ?? ""),
+  const scenarioId = completable(
+    required("a scenario ID from the service console").describe("scenario ID"),
+    (v) => ids.scenarioIds(v ?? ""),
   );
 
   server.registerPrompt(

@@ -75,3 +75,15 @@ export function postJson(
     body: JSON.stringify(body),
   });
 }
+
+/** The JSON-RPC messages of a response, whether sent as JSON or as an SSE stream. */
+export async function rpcMessages(response: Response): Promise<Array<Record<string, unknown>>> {
+  const text = await response.text();
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    return text === "" ? [] : [JSON.parse(text) as Record<string, unknown>];
+  }
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("data:") && line.slice(5).trim() !== "")
+    .map((line) => JSON.parse(line.slice(5)) as Record<string, unknown>);
+}
