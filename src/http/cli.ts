@@ -39,7 +39,7 @@ export async function runServeCommand(args: readonly string[]): Promise<number> 
   }
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
   log.info(
-    `serving MCP over HTTP at ${server.url} (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"}; ledger: ${runtime.ledger.location}; ${settings.tokens.length === 0 ? "no tokens: loopback only" : `${settings.tokens.length} token(s): ${[...new Set(settings.tokens.map((t) => t.name))].join(", ")}`})`,
+    `serving MCP over HTTP at ${server.url} (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"}; ledger: ${runtime.ledger.location}; ${settings.tokens.length === 0 ? (settings.oauth === undefined ? "no tokens: loopback only" : "no static tokens") : `${settings.tokens.length} token(s): ${[...new Set(settings.tokens.map((t) => t.name))].join(", ")}`}${settings.oauth === undefined ? "" : `; OAuth access tokens of ${settings.oauth.issuer}, audience ${settings.oauth.audience ?? settings.publicUrl ?? server.url}`})`,
   );
 
   return new Promise<number>((resolve) => {

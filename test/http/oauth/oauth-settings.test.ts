@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { AuthGate } from "../../../src/http/auth-gate.js";
+import { HttpConfigError, loadHttpSettings } from "../../../src/http/http-config.js";
+import { loadOAuthSettings, loadPublicUrl } from "../../../src/http/oauth/oauth-settings.js";
+
+const serve = ["--http", "--host", "0.0.0.0", "--port", "0"];
+
+describe("OAuth settings", () => {
+  it("reads the issuer and audience; without an issuer there is no OAuth mode", () => {
+    expect(loadOAuthSettings({})).toBeUndefined();
+    expect(
+      loadOAuthSettings({
+        CRM_OAUTH_ISSUER: " https://login.example.com/oauth2/default ",
+        CRM_OAUTH_AUDIENCE: "api://crm-mcp",
+      }),
+    ).toEqual({ issuer: "https://login.example.com/oauth2/default", audience: "api://crm-mcp" });
+  });
+
+  it("refuses an issuer that is not https (but for loopback), has a query, or is missing", () => {
+    expect(() => loadOAuthSettings({ CRM_OAUTH_ISSUER: "http://login.example.com" })).toThrow(
+      /must be an https:\/\/ URL/,
+    );
+    expect(loadOAuthSettings({ CRM_OAUTH_ISSUER: "http://127.0.0.1:8080" })?.issuer).toBe(
+      "http://127.0.0.1:8080",
+    );
+    expect(() => loadOAuthSettings({ CRM_OAUTH_ISSUER: "https://login.example.com/?a=1" })).toThrow(
+      /query or fragment/,
+    );
+    expect(() => loadOAuthSettings({ CRM_OAUTH_ISSUER: "login.example.com" })).toThrow(/not a URL/);
+    expect(() => loadOAuthSettings({ CRM_OAUTH_AUDIENCE: "api://crm" })).toThrow(
+      /without CRM_OAUTH_ISSUER/,
+    );
+  });
+
+  it("takes CRM_PUBLIC_URL as the endpoint's URL, adding /mcp to a bare origin", () => {
+    expect(loadPublicUrl({ CRM_PUBLIC_URL: "https://crm.example.com" }).publicUrl).toBe(
+      "https://crm.example.com/mcp",
+    );
+    expect(loadPublicUrl({ CRM_PUBLIC_URL: "https://crm.example.com/team/mcp/" }).publicUrl).toBe(
+      "https://crm.example.com/team/mcp",
+    );
+    expect(() => loadPublicUrl({ CRM_PUBLIC_URL: "ftp://crm.example.com" })).toThrow(/http\(s\)/);
+  });
+
+  it("lets serve --http listen beyond loopback with OAuth and no static tokens", () => {
+    expect(() => loadHttpSettings(serve, {})).toThrow(HttpConfigError);
+    const settings = loadHttpSettings(serve, {
+      CRM_OAUTH_ISSUER: "https://login.example.com",
+      CRM_PUBLIC_URL: "https://crm.example.com/team/mcp",
+    });
+    expect(settings.oauth?.issuer).toBe("https://login.example.com");
+    expect(settings.publicUrl).toBe("https://crm.example.com/team/mcp");
+    expect(() => loadHttpSettings(serve, { CRM_OAUTH_ISSUER: "ftp://x" })).toThrow(HttpConfigError);
+  });
+
+  it("serves the metadata for the public URL behind a proxy, naming it as the resource and audience", () => {
+    const gate = new AuthGate({
+      tokens: [],
+      oauth: { issuer: "https://login.example.com", audience: undefined },
+      resource: () => "https://crm.example.com/team/mcp",
+    });
+    expect(gate.audience()).toBe("https://crm.example.com/team/mcp");
+    for (const path of [
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+      "/.well-known/oauth-protected-resource/team/mcp",
+    ]) {
+      expect(gate.metadata(path, "GET")?.body).toMatchObject({
+        resource: "https://crm.example.com/team/mcp",
+        authorization_servers: ["https://login.example.com"],
+      });
+    }
+    expect(gate.metadata("/.well-known/oauth-protected-resource", "POST")?.status).toBe(405);
+    expect(gate.metadata("/.well-known/oauth-protected-resource", "OPTIONS")?.status).toBe(204);
+    expect(gate.metadata("/mcp", "GET")).toBeUndefined();
+  });
+});
