@@ -4,7 +4,12 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.js";
 import type { ExportJob } from "../../src/api/schemas.js";
 import { getLogLevel, setLogLevel } from "../../src/log.js";
-import { type FixtureServer, freePort, startFixtureServer } from "../helpers/fixture-server.js";
+import {
+  abortOnArrival,
+  type FixtureServer,
+  freePort,
+  startFixtureServer,
+} from "../helpers/fixture-server.js";
 import { jobJson, listFiles, tempDir } from "./support.js";
 
 /**
@@ -145,8 +150,7 @@ it("the canary keys appear in no error, log line or file", async () => {
   server.reply({ delayMs: 1_200, json: jobJson() });
   await capture("timeout", create());
   const controller = new AbortController();
-  server.reply({ delayMs: 1_000, json: jobJson() });
-  setTimeout(() => controller.abort(new Error(`abort ${CANARY}`)), 50);
+  server.reply(abortOnArrival(() => controller.abort(new Error(`abort ${CANARY}`))));
   await capture("aborted", client.getExportJob("j", { signal: controller.signal }));
   const refused = createApiClient({
     baseUrl: `http://127.0.0.1:${await freePort()}`,

@@ -9,7 +9,7 @@ import { checkDownloadUrl, exportFileName } from "../../src/api/download-checks.
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
 import { isLoopbackHost } from "../../src/loopback-host.js";
-import { useFixtureServer } from "../helpers/fixture-server.js";
+import { abortOnArrival, useFixtureServer } from "../helpers/fixture-server.js";
 import { clientFor, listFiles, tempDir } from "./support.js";
 
 // Each is reset after every test: requests, leftover replies and the default reply.
@@ -372,9 +372,8 @@ describe("deadline and abort", () => {
 
   it("the caller's abort stops a download", async () => {
     const client = clientFor(server, dir.path);
-    server.reply({ delayMs: 1_000, body: CSV });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    server.reply(abortOnArrival(() => controller.abort()));
     const error = await client
       .downloadExport(completedJob(), { signal: controller.signal })
       .catch((e: unknown) => e);

@@ -15,6 +15,7 @@ import {
 } from "../../src/api/errors.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, type RetryInfo } from "../../src/api/retry.js";
 import {
+  abortOnArrival,
   type FixtureReply,
   type FixtureServer,
   freePort,
@@ -183,7 +184,8 @@ describe("backoff", () => {
       retry: { attempts: 4, baseDelayMs: 5_000, maxDelayMs: 5_000 },
       random: () => 0.999,
       onRetry: () => {
-        setTimeout(() => controller.abort(), 50);
+        // On the next turn of the event loop: after the 5-second backoff wait has begun.
+        setImmediate(() => controller.abort());
       },
     });
     server.setDefault({ status: 503, body: "" });
@@ -331,9 +333,8 @@ describe("timeouts and abort", () => {
 
   it("the caller's abort during a request is an AbortedError and is not retried", async () => {
     const client = clientFor(server, dir.path);
-    server.setDefault({ delayMs: 2_000, json: jobJson() });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    server.setDefault(abortOnArrival(() => controller.abort()));
     const started = Date.now();
     await expect(client.recommend("s", {}, { signal: controller.signal })).rejects.toBeInstanceOf(
       AbortedError,

@@ -54,6 +54,17 @@ export interface FixtureServer {
 
 const NO_SCRIPTED_REPLY: FixtureReply = { status: 500, json: { error: "no scripted reply" } };
 
+/**
+ * A reply that calls `abort` as the request arrives and never answers: the caller's abort lands
+ * while its request is in flight, however slow the machine (a timer could fire before the
+ * request was even sent).
+ */
+export function abortOnArrival(abort: () => void): FixtureReply {
+  return () => {
+    abort();
+  };
+}
+
 export async function startFixtureServer(
   options: { host?: string; port?: number } = {},
 ): Promise<FixtureServer> {
@@ -88,6 +99,7 @@ export async function startFixtureServer(
       req.socket.destroy();
       return;
     }
+    // The service's configured slowness (a timeout under test), not a wait for an event.
     if (reply.delayMs !== undefined) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (res.destroyed) return;
     const headers: Record<string, string> = { ...reply.headers };
