@@ -149,6 +149,7 @@ function slowDisk(bytesPerSecond: number) {
     const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     const due = started + ((written + bytes) / bytesPerSecond) * 1000;
     const wait = due - performance.now();
+    // The slow disk under test (its write rate), not a wait for an event.
     if (wait > 0) await sleep(wait);
     sample();
     await writeChunks(file, chunks);

@@ -165,6 +165,7 @@ describe("bounded", () => {
       spillParent: dir,
       signal: controller.signal,
     });
+    // The cancellation under test, meant to land mid-query: the query runs for its full limit.
     setTimeout(() => controller.abort(), 300);
     const error = await pending.catch((e: unknown) => e);
     expect((error as QueryError).code).toBe("cancelled");
