@@ -15,7 +15,7 @@ import {
   servePages,
   watchedPage,
 } from "./browser-support.js";
-import { writeCampaignCsv } from "./fixtures.js";
+import { writeCampaignCsv, writeManyRoundsCsv } from "./fixtures.js";
 
 /**
  * The MCP App: tools/list names the view, resources/read serves it, and the page it serves,
@@ -147,6 +147,22 @@ describe("the report as an MCP App", () => {
     await page.screenshot({ path: join(ARTIFACTS, "app-view-summarize.png"), fullPage: true });
     expect(errors).toEqual([]);
     expect(requests).toEqual([hostUrl]);
+    await context.close();
+  });
+
+  it("a note on what a chart leaves out points to the tool result", async () => {
+    const args = { file: await writeManyRoundsCsv(h.dataDir) };
+    const result = await appClient.callTool({ name: "summarize_export", arguments: args });
+    expect(result.isError).not.toBe(true);
+    const { view, errors, context } = await hostPage("light", args, result);
+    const note = await inPage<string | undefined>(
+      view,
+      `[...document.querySelectorAll("figure")].find((f) => f.querySelector("[data-table-for=funnel]"))?.querySelector(".note")?.textContent`,
+    );
+    expect(note).toBe(
+      "Not drawn: the earlier 16 round-and-group rows of 8 send rounds; the tool result has them all.",
+    );
+    expect(errors).toEqual([]);
     await context.close();
   });
 

@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { campaignRows, mulberry32, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, eventRow, HEADER, mulberry32, toCsv } from "../analysis/campaign-fixture.js";
 import { buildXlsx, METRICS, withRatios } from "../analysis/xlsx-fixture.js";
 
 /**
@@ -31,6 +31,36 @@ export async function writeCampaignCsvWithLongTaskIds(dir: string): Promise<stri
       ? row
       : [LONG_TASK_IDS[row[0] as keyof typeof LONG_TASK_IDS] ?? row[0] ?? "", ...row.slice(1)],
   );
+  await writeFile(file, toCsv(rows));
+  return file;
+}
+
+/** Send rounds and error codes of writeManyRoundsCsv: more than a chart draws of either. */
+export const MANY_SENDS = 20;
+export const MANY_CODES = 17;
+
+/**
+ * An A/B campaign of MANY_SENDS send rounds (two groups each, one user a group) and MANY_CODES
+ * error codes: more round-and-group rows and codes than the report charts, so its notes say
+ * what is not drawn.
+ */
+export async function writeManyRoundsCsv(dir: string): Promise<string> {
+  const rows = [HEADER];
+  for (let i = 0; i < MANY_SENDS; i++) {
+    const scheduled = `2025-03-${String(i + 1).padStart(2, "0")} 10:00:00`;
+    for (const group of ["그룹A", "그룹B"]) {
+      const round = { task: "task-1", scheduled, group, userId: `u-${group}`, at: scheduled };
+      rows.push(eventRow({ ...round, event: "message_sent" }));
+      rows.push(eventRow({ ...round, event: "message_received" }));
+    }
+  }
+  for (let c = 0; c < MANY_CODES; c++) {
+    const at = "2025-03-01 10:00:00";
+    const round = { task: "task-1", scheduled: at, group: "그룹A", userId: `f-${c}`, at };
+    rows.push(eventRow({ ...round, event: "message_sent" }));
+    rows.push(eventRow({ ...round, event: "message_failed", errorCode: `E${c}` }));
+  }
+  const file = join(dir, "many-rounds.csv");
   await writeFile(file, toCsv(rows));
   return file;
 }

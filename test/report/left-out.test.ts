@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,41 +7,19 @@ import type { CampaignSummary } from "../../src/analysis/schemas.js";
 import { MAX_FAILURE_CODES, MAX_ROUNDS_CHARTED } from "../../src/report/campaign-report.js";
 import { MAX_CAMPAIGNS_CHARTED } from "../../src/report/metrics-report.js";
 import { buildReport, type ReportModel } from "../../src/report/model.js";
-import { eventRow, HEADER, toCsv } from "../analysis/campaign-fixture.js";
+import { MANY_CODES, MANY_SENDS, writeManyRoundsCsv } from "./fixtures.js";
 
 /**
  * What a chart leaves out, said truly where the page is: a file has no tool result beside it, so
  * it names the command that prints everything; the App view points to the tool result.
  */
 
-const SENDS = 20;
-const CODES = MAX_FAILURE_CODES + 2;
-
 let dir: string;
 let campaign: CampaignSummary;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "report-left-out-"));
-  const rows = [HEADER];
-  for (let i = 0; i < SENDS; i++) {
-    const scheduled = `2025-03-${String(i + 1).padStart(2, "0")} 10:00:00`;
-    for (const group of ["그룹A", "그룹B"]) {
-      const round = { task: "task-1", scheduled, group, userId: `u-${group}`, at: scheduled };
-      rows.push(eventRow({ ...round, event: "message_sent" }));
-      rows.push(eventRow({ ...round, event: "message_received" }));
-    }
-  }
-  for (let c = 0; c < CODES; c++) {
-    const round = { task: "task-1", scheduled: "2025-03-01 10:00:00", group: "그룹A" };
-    const at = round.scheduled;
-    rows.push(eventRow({ ...round, event: "message_sent", userId: `f-${c}`, at }));
-    rows.push(
-      eventRow({ ...round, event: "message_failed", userId: `f-${c}`, at, errorCode: `E${c}` }),
-    );
-  }
-  const file = join(dir, "many-rounds.csv");
-  await writeFile(file, toCsv(rows));
-  const summary = await summarizeFile(file);
+  const summary = await summarizeFile(await writeManyRoundsCsv(dir));
   if (summary.kind !== "campaign_event_data") throw new Error("not summarized as a campaign");
   campaign = summary;
 });
@@ -55,10 +33,10 @@ function note(model: ReportModel, id: string): string | undefined {
 
 describe("what the report does not draw", () => {
   it("a file names the command that prints it; the view names the tool result", () => {
-    expect(campaign.rounds).toHaveLength(2 * SENDS);
-    const hidden = 2 * SENDS - MAX_ROUNDS_CHARTED;
+    expect(campaign.rounds).toHaveLength(2 * MANY_SENDS);
+    const hidden = 2 * MANY_SENDS - MAX_ROUNDS_CHARTED;
     const rounds = `Not drawn: the earlier ${hidden} round-and-group rows of ${hidden / 2} send rounds;`;
-    const codes = `Not drawn: 2 more error codes;`;
+    const codes = `Not drawn: ${MANY_CODES - MAX_FAILURE_CODES} more error codes;`;
     const file = buildReport(campaign, "file");
     expect(note(file, "funnel")).toBe(
       `${rounds} \`crm-insights-mcp summarize --json\` on the export prints them all.`,

@@ -18,7 +18,13 @@ import {
   servePages,
   watchedPage,
 } from "./browser-support.js";
-import { SCENARIO_DAYS, SCENARIO_NODES, writeCampaignCsv, writeScenarioXlsx } from "./fixtures.js";
+import {
+  SCENARIO_DAYS,
+  SCENARIO_NODES,
+  writeCampaignCsv,
+  writeManyRoundsCsv,
+  writeScenarioXlsx,
+} from "./fixtures.js";
 
 /**
  * `crm-insights-mcp report FILE --out PATH.html` (the built bin) on known files, opened in
@@ -40,9 +46,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "report-browser-"));
   const csv = await writeCampaignCsv(dir);
   const xlsx = await writeScenarioXlsx(dir);
+  const many = await writeManyRoundsCsv(dir);
   for (const [file, out] of [
     [csv, "campaign.html"],
     [xlsx, "scenario.html"],
+    [many, "many-rounds.html"],
   ] as const) {
     const { stdout } = await run(process.execPath, [BIN, "report", file, "--out", join(dir, out)], {
       env: { ...process.env, CRM_TIME_ZONE: "Asia/Seoul" },
@@ -164,6 +172,20 @@ describe("standalone report in Chromium", () => {
     await context.close();
   });
 
+  it("a note on what a chart leaves out says where to find it from a file, not in a tool result", async () => {
+    const { page, errors, context } = await open("/many-rounds.html", "light");
+    const { funnel, "failures-by-code": failures } = await notes(page);
+    expect({ funnel, "failures-by-code": failures }).toEqual({
+      funnel:
+        "Not drawn: the earlier 16 round-and-group rows of 8 send rounds; `crm-insights-mcp summarize --json` on the export prints them all.",
+      "failures-by-code":
+        "Not drawn: 2 more error codes; `crm-insights-mcp summarize --json` on the export prints them all.",
+    });
+    expect(await page.textContent("#report")).not.toContain("structuredContent");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("the page refers to no external URL", async () => {
     const html = await readFile(join(import.meta.dirname, "../../dist/report/view.html"), "utf8");
     expect(Buffer.byteLength(html)).toBeLessThan(500 * 1024);
@@ -189,3 +211,11 @@ describe("standalone report in Chromium", () => {
     expect(urls).toEqual(identifiers);
   });
 });
+
+/** Each chart's note, by the chart it is under. */
+function notes(page: Parameters<typeof inPage>[0]): Promise<Record<string, string>> {
+  return inPage<Record<string, string>>(
+    page,
+    `Object.fromEntries([...document.querySelectorAll("figure")].filter((f) => f.querySelector(".note")).map((f) => [f.querySelector("[data-table-for]")?.dataset.tableFor, f.querySelector(".note").textContent]))`,
+  );
+}
