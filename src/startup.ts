@@ -1,10 +1,10 @@
 import type { Config } from "./config.js";
 import { ConfigError } from "./config.js";
+import { sweepOrphanTempFiles } from "./file-io/orphan-files.js";
 import { dataFolderInUse, exportsFolder } from "./files/data-folder.js";
 import { databasePassword } from "./ledger/postgres-url.js";
 import { log, setLogLevel } from "./log.js";
 import type { ToolRuntime } from "./mcp/tool.js";
-import { sweepOrphanTempFiles } from "./file-io/orphan-files.js";
 import { registerSecret } from "./redact.js";
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { open, readdir, stat, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { log } from "../log.js";
 import { isOrphanTempName } from "../file-io/orphan-files.js";
+import { log } from "../log.js";
 
 /**
  * The Parquet copies of campaign CSVs that make a second question on a large export fast: one

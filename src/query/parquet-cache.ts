@@ -1,8 +1,8 @@
 import { mkdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { QueryLimits } from "../config.js";
-import { log } from "../log.js";
 import { ownedTempPath } from "../file-io/orphan-files.js";
+import { log } from "../log.js";
 import { cachePath, fileFingerprint } from "./cache-files.js";
 import { type DuckDb, loadDuckDb } from "./engine.js";
 import { QueryError } from "./errors.js";

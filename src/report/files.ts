@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { basename, extname, join } from "node:path";
 import type { ResourceLink } from "@modelcontextprotocol/server";
 import type { SummaryResult } from "../analysis/schemas.js";
-import { formatBytes } from "../format.js";
 import { writeFileAtomic } from "../file-io/atomic-file.js";
+import { formatBytes } from "../format.js";
 import { reportHtmlWithData } from "./html.js";
 
 /**

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { withFileLock } from "../file-io/file-lock.js";
-import { log } from "../log.js";
 import { sweepOrphanTempFiles } from "../file-io/orphan-files.js";
+import { log } from "../log.js";
 import { EXPORT_TYPES } from "./spec.js";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CALL_DEADLINE_MS } from "../../src/api/client.js";
 import { InvalidResponseError } from "../../src/api/errors.js";
 import { PACKAGE_VERSION } from "../../src/version.js";
-import { startFixtureServer, useFixtureServer } from "../helpers/fixture-server.js";
+import { fixtureServerForFile, startFixtureServer } from "../helpers/fixture-server.js";
 import {
   APP_ID,
   campaignJson,
@@ -14,7 +14,7 @@ import {
   tempDir,
 } from "./support.js";
 
-const server = useFixtureServer();
+const server = fixtureServerForFile();
 let dir: { path: string; cleanup: () => Promise<void> };
 
 beforeAll(async () => {

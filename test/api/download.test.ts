@@ -9,12 +9,12 @@ import { checkDownloadUrl, exportFileName } from "../../src/api/download-checks.
 import { DownloadFailedError, DownloadRefusedError } from "../../src/api/errors.js";
 import type { ExportJob } from "../../src/api/schemas.js";
 import { isLoopbackHost } from "../../src/loopback-host.js";
-import { abortOnArrival, useFixtureServer } from "../helpers/fixture-server.js";
+import { abortOnArrival, fixtureServerForFile } from "../helpers/fixture-server.js";
 import { clientFor, listFiles, tempDir } from "./support.js";
 
 // Each is reset after every test: requests, leftover replies and the default reply.
-const server = useFixtureServer();
-const other = useFixtureServer();
+const server = fixtureServerForFile();
+const other = fixtureServerForFile();
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
   dir = await tempDir();

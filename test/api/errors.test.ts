@@ -13,10 +13,10 @@ import {
 } from "../../src/api/errors.js";
 import { extractErrorCode, parseRetryAfter } from "../../src/api/to-api-error.js";
 import { getLogLevel, setLogLevel } from "../../src/log.js";
-import { type FixtureReply, useFixtureServer } from "../helpers/fixture-server.js";
+import { type FixtureReply, fixtureServerForFile } from "../helpers/fixture-server.js";
 import { clientFor, jobJson, SECRET, tempDir } from "./support.js";
 
-const server = useFixtureServer();
+const server = fixtureServerForFile();
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
   dir = await tempDir();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureServer } from "../helpers/fixture-server.js";
+import { fixtureServerForFile } from "../helpers/fixture-server.js";
 
 // The helper every test/api file relies on: a test must not see the previous test's requests or
 // its unused replies.
-const server = useFixtureServer();
+const server = fixtureServerForFile();
 
-describe("useFixtureServer", () => {
+describe("fixtureServerForFile", () => {
   it("records a request and leaves a scripted reply unused", async () => {
     server.reply({ status: 201, body: "first" }, { status: 202, body: "left over" });
     server.setDefault({ status: 204 });

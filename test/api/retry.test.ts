@@ -18,14 +18,14 @@ import {
   abortOnArrival,
   type FixtureReply,
   type FixtureServer,
+  fixtureServerForFile,
   freePort,
   startFixtureServer,
-  useFixtureServer,
 } from "../helpers/fixture-server.js";
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from "../helpers/self-signed.js";
 import { clientFor, jobJson, tempDir } from "./support.js";
 
-const server = useFixtureServer();
+const server = fixtureServerForFile();
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
   dir = await tempDir();

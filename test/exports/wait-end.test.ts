@@ -9,8 +9,8 @@ import { apiClientOptionsFromConfig, loadConfig } from "../../src/config.js";
 import { createServer } from "../../src/server.js";
 import {
   type FixtureServer,
+  fixtureServerForFile,
   type RecordedRequest,
-  useFixtureServer,
 } from "../helpers/fixture-server.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 
@@ -85,7 +85,7 @@ async function connect(
 const reads = () => service.requests.filter((r) => r.method === "GET").length;
 
 describe("a wait that ends while a poll is out", () => {
-  service = useFixtureServer();
+  service = fixtureServerForFile();
 
   it("start_export answers not finished, with the check_export call, and no error", async () => {
     script();

@@ -144,7 +144,9 @@ export async function startFixtureServer(
  * sees another's requests or leftover replies), closed at the end. The returned object forwards
  * to it, so it can be used like the server itself from inside tests.
  */
-export function useFixtureServer(options: { host?: string; port?: number } = {}): FixtureServer {
+export function fixtureServerForFile(
+  options: { host?: string; port?: number } = {},
+): FixtureServer {
   let current: FixtureServer | undefined;
   const server = (): FixtureServer => {
     if (current === undefined) throw new Error("fixture server used outside a test");

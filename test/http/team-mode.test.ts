@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
-import { childTempEnv } from "../setup/temp-folder.js";
 import { toResult } from "../helpers/tool-harness.js";
+import { childTempEnv } from "../setup/temp-folder.js";
 
 /**
  * Team mode end to end: several `serve --http` processes (the built bin) sharing one PostgreSQL

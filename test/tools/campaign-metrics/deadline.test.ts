@@ -6,7 +6,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { createServer } from "../../../src/server.js";
-import { type RecordedRequest, useFixtureServer } from "../../helpers/fixture-server.js";
+import { fixtureServerForFile, type RecordedRequest } from "../../helpers/fixture-server.js";
 import { SANDBOX_NOW, toResult } from "../../helpers/tool-harness.js";
 
 /**
@@ -15,7 +15,7 @@ import { SANDBOX_NOW, toResult } from "../../helpers/tool-harness.js";
  * the request in flight.
  */
 
-const fixture = useFixtureServer();
+const fixture = fixtureServerForFile();
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -9,7 +9,7 @@ import { apiClientOptionsFromConfig, loadConfig } from "../../../src/config.js";
 import type { ToolRuntime } from "../../../src/mcp/tool.js";
 import { startSandbox } from "../../../src/sandbox/index.js";
 import { createServer } from "../../../src/server.js";
-import { freePort, useFixtureServer } from "../../helpers/fixture-server.js";
+import { fixtureServerForFile, freePort } from "../../helpers/fixture-server.js";
 import { SANDBOX_NOW, type ToolResult, toResult } from "../../helpers/tool-harness.js";
 
 /**
@@ -119,7 +119,7 @@ describe("on the embedded sandbox (sandbox mode)", () => {
 });
 
 describe("against a scripted service on loopback", () => {
-  const service = useFixtureServer();
+  const service = fixtureServerForFile();
   const env = () => ({
     CRM_BASE_URL: service.url,
     CRM_APPLICATION_ID: "app_budget",
