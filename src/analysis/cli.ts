@@ -60,7 +60,7 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
     process.stdout.write(
       json
         ? `${JSON.stringify(result, null, 2)}\n`
-        : `${renderSummaryMarkdown(result, { detail })}\n`,
+        : `${renderSummaryMarkdown(result, { detail, reader: "command" })}\n`,
     );
     return 0;
   } catch (error) {

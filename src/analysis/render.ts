@@ -14,6 +14,29 @@ const DEFAULT_BUDGET = 4000;
 
 export interface RenderOptions {
   detail?: boolean;
+  /**
+   * Who reads the text, so that its pointers to the rest are true: the model through
+   * summarize_export (the `detail` argument, the structured result) or a person who ran the
+   * `summarize` command (--detail, --json). Default: the tool.
+   */
+  reader?: "tool" | "command";
+}
+
+/** Where the rest of the figures are, as the reader asks for them. */
+interface MoreAt {
+  detail: string;
+  all: string;
+}
+
+const MORE_AT: Record<NonNullable<RenderOptions["reader"]>, MoreAt> = {
+  tool: { detail: "ask with detail for more", all: "the structured result" },
+  command: { detail: "run again with --detail for more", all: "--json" },
+};
+
+function leftOutLine(left: string[], more: MoreAt): string {
+  return left.length > 0
+    ? `_Not shown: ${left.join(", ")}; ${more.detail}, or see ${more.all} for every figure._`
+    : `_Nothing left out; ${more.all} has every figure._`;
 }
 
 /** Table cell text from the file: unsafe characters out (table() escapes the markup). */
@@ -51,7 +74,7 @@ interface Limits {
   nodes: number;
 }
 
-function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
+function campaignMarkdown(s: CampaignSummary, lim: Limits, more: MoreAt): string {
   const t = s.totals;
   const out: string[] = [];
   const left: string[] = [];
@@ -168,15 +191,11 @@ function campaignMarkdown(s: CampaignSummary, lim: Limits): string {
       `${n(s.unidentified_rows)} rows have no user id; they count as rows but not as users.`,
     );
   }
-  out.push(
-    left.length > 0
-      ? `_Not shown: ${left.join(", ")}; ask with detail for more, or see the structured result._`
-      : "_Nothing left out; the structured result has every figure._",
-  );
+  out.push(leftOutLine(left, more));
   return out.join("\n\n");
 }
 
-function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
+function scenarioMarkdown(s: ScenarioSummary, lim: Limits, more: MoreAt): string {
   const out: string[] = [];
   const left: string[] = [];
   const tot = s.totals;
@@ -220,11 +239,7 @@ function scenarioMarkdown(s: ScenarioSummary, lim: Limits): string {
           .join("; ")}.`,
   );
   if (s.warnings.length > 0) out.push(`Warnings: ${s.warnings.slice(0, 5).map(inline).join("; ")}`);
-  out.push(
-    left.length > 0
-      ? `_Not shown: ${left.join(", ")}; ask with detail for more, or see the structured result._`
-      : "_Nothing left out; the structured result has every figure._",
-  );
+  out.push(leftOutLine(left, more));
   return out.join("\n\n");
 }
 
@@ -236,13 +251,14 @@ export function renderSummaryMarkdown(result: SummaryResult, options: RenderOpti
         { rounds: 4, failures: 3, channels: 4, nodes: 6 },
         { rounds: 0, failures: 2, channels: 3, nodes: 3 },
       ];
+  const more = MORE_AT[options.reader ?? "tool"];
   let text = "";
   for (const lim of attempts) {
     text =
       result.kind === "campaign_event_data"
-        ? campaignMarkdown(result, lim)
-        : scenarioMarkdown(result, lim);
+        ? campaignMarkdown(result, lim, more)
+        : scenarioMarkdown(result, lim, more);
     if (options.detail || text.length < DEFAULT_BUDGET) return text;
   }
-  return `${text.slice(0, DEFAULT_BUDGET - 80)}\n\n_Cut at ${DEFAULT_BUDGET} characters; see the structured result._`;
+  return `${text.slice(0, DEFAULT_BUDGET - 80)}\n\n_Cut at ${DEFAULT_BUDGET} characters; see ${more.all} for every figure._`;
 }

@@ -42,6 +42,20 @@ describe("rounds left out of the short text", () => {
     expect(text).not.toMatch(/round\(s\)/);
   });
 
+  it("says where the rest is as the reader asks for it: the tool's arguments, or the command's flags", async () => {
+    const summary = await summarizeFile(await exportOf("ab-reader.csv", 12, ["그룹A", "그룹B"]));
+    expect(renderSummaryMarkdown(summary)).toContain(
+      "; ask with detail for more, or see the structured result for every figure._",
+    );
+    const command = renderSummaryMarkdown(summary, { reader: "command" });
+    expect(command).toContain(
+      "; run again with --detail for more, or see --json for every figure._",
+    );
+    expect(command).not.toContain("structured result");
+    const whole = renderSummaryMarkdown(summary, { reader: "command", detail: true });
+    expect(whole).toContain("_Nothing left out; --json has every figure._");
+  });
+
   it("an export of one group a round counts send rounds", async () => {
     const text = renderSummaryMarkdown(await summarizeFile(await exportOf("one.csv", 9, [""])));
     expect(text).toContain("_Not shown: 1 send round;");
