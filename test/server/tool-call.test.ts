@@ -127,7 +127,7 @@ describe("sandbox mode instructions", () => {
       expect(instructions).toContain("10 export-job creations per 10 minutes");
       // What the sandbox itself reports once started, with the same seed.
       const { startSandbox } = await import("../../src/sandbox/index.js");
-      const sandbox = await startSandbox({ seed: 7 });
+      const sandbox = await startSandbox({ seed: 7, now: config.sandbox.now });
       try {
         for (const id of sandbox.scenario_ids) expect(instructions).toContain(id);
         for (const slot of sandbox.world.slots) {
