@@ -33,7 +33,7 @@ describe("error texts say each fact and instruction once", () => {
       status: 429,
       body: "",
       retryAfter: "60",
-      now: Date.now(),
+      now: Date.parse("2026-11-22T00:00:00Z"),
     });
     const text = errorText(error, "start_export");
     expect(count(text, "Try again")).toBe(0);
