@@ -17,6 +17,8 @@ import {
 } from "./browser-support.js";
 import { writeCampaignCsv, writeManyRoundsCsv } from "./fixtures.js";
 
+// Reads the built page, `dist/report/view.html`, so it runs after the build (vitest.config.ts).
+
 /**
  * The MCP App: tools/list names the view, resources/read serves it, and the page it serves,
  * loaded by a minimal host that speaks the ext-apps messages, draws the real tool results it

@@ -10,6 +10,8 @@ import { buildReport, chartTable, markCount, ReportDataError } from "../../src/r
 import { formatSeconds } from "../../src/report/value-text.js";
 import { SCENARIO_DAYS, SCENARIO_NODES, writeCampaignCsv, writeScenarioXlsx } from "./fixtures.js";
 
+// Reads the built page, `dist/report/view.html`, so it runs after the build (vitest.config.ts).
+
 let dir: string;
 let campaign: CampaignSummary;
 let scenario: ScenarioSummary;

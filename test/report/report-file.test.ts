@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { writeCampaignCsv } from "./fixtures.js";
 
+// Reads the built page, `dist/report/view.html`, so it runs after the build (vitest.config.ts).
+
 /** summarize_export with report: true writes the HTML report and links it as a resource. */
 
 let h: Harness;
