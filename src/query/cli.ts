@@ -58,7 +58,10 @@ export async function runQueryCommand(args: string[]): Promise<number> {
     if (json) {
       const { columns, rows, row_count, truncated } = result;
       process.stdout.write(`${JSON.stringify({ columns, rows, row_count, truncated })}\n`);
-    } else process.stdout.write(`${renderQueryTable(result, { maxRows })}\n`);
+    } else
+      process.stdout.write(
+        `${renderQueryTable(result, { maxRows, fullRows: "the --json output" })}\n`,
+      );
     return 0;
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;

@@ -12,6 +12,8 @@ export interface RenderOptions {
   maxRows: number;
   /** Longest cell shown whole. */
   maxCellChars?: number;
+  /** Where the reader finds every returned row: the tool's structuredContent, or the CLI's --json. */
+  fullRows?: string;
 }
 
 const DEFAULT_CELL_CHARS = 80;
@@ -42,6 +44,7 @@ const TEXT_CHARS = 12_000;
 
 export function renderQueryTable(result: QueryResult, options: RenderOptions): string {
   const maxCell = options.maxCellChars ?? DEFAULT_CELL_CHARS;
+  const fullRows = options.fullRows ?? "structuredContent.rows";
   const columns = result.columns.slice(0, TEXT_COLUMNS);
   const grouped = columns.map((c) => !isIdColumn(c.name));
   let cut = 0;
@@ -73,7 +76,7 @@ export function renderQueryTable(result: QueryResult, options: RenderOptions): s
   if (result.row_count > shown.length) {
     const returned =
       result.rows.length > shown.length
-        ? ` (structuredContent.rows holds ${formatCount(result.rows.length)})`
+        ? ` (${fullRows} holds ${formatCount(result.rows.length)})`
         : "";
     const why =
       result.truncated_by === "characters"
@@ -85,14 +88,12 @@ export function renderQueryTable(result: QueryResult, options: RenderOptions): s
   }
   if (result.columns.length > columns.length) {
     notes.push(
-      `${result.columns.length - columns.length} more column(s) not shown in this table (they are in structuredContent.rows).`,
+      `${result.columns.length - columns.length} more column(s) not shown in this table (they are in ${fullRows}).`,
     );
   }
   if (cut > 0) notes.push(`${cut} long cell(s) cut to ${maxCell} characters in this table.`);
   if (result.cells_cut > 0) {
-    notes.push(
-      `${result.cells_cut} cell(s) were also cut in the structured rows (very long text).`,
-    );
+    notes.push(`${result.cells_cut} cell(s) were also cut in ${fullRows} (very long text).`);
   }
   const types = result.columns.map((c) => `${c.name} ${c.type}`).join(", ");
   if (types !== "") notes.push(`Columns: ${tableCell(types)}.`);
