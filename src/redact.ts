@@ -94,7 +94,9 @@ function jsonEscaped(value: string): string {
 // A backslash ends a URL too: inside JSON text a URL's closing quote is escaped (\"), and masking
 // the backslash with the query would leave the quote bare and the JSON broken.
 const URL_QUERY = /(https?:\/\/[^\s"'<>?#\\]+)\?[^\s"'<>#\\]*/gi;
-const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?)[^\s"',}]+/gi;
+// The scheme ("Bearer", "Basic") is kept and the credential after it masked.
+const AUTH_HEADER =
+  /(authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|dpop)\s+)?)[^\s"',}]+/gi;
 
 /** Returns `text` with every registered secret, URL query string and Authorization value masked. */
 export function redact(text: string): string {

@@ -89,6 +89,13 @@ describe("redact", () => {
       '{"Authorization": "[REDACTED]"}',
     );
     expect(redact("authorization: other-key")).toBe("authorization: [REDACTED]");
+    // With a scheme, the credential after it is what is masked.
+    expect(redact("Authorization: Bearer abcdefgh12345678")).toBe(
+      "Authorization: Bearer [REDACTED]",
+    );
+    expect(redact('{"authorization":"Basic dXNlcjpwYXNz"}')).toBe(
+      '{"authorization":"Basic [REDACTED]"}',
+    );
   });
 
   it("redactUrl keeps scheme, host and path, masking a secret in the path", () => {
