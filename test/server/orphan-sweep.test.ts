@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const BIN = new URL("../../dist/cli.js", import.meta.url);
 
@@ -49,11 +50,11 @@ describe("server start", () => {
       stdio: ["pipe", "ignore", "ignore"],
     });
     try {
-      const deadline = Date.now() + 10_000;
-      while (orphans.some((p) => existsSync(p)) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(orphans.filter((p) => existsSync(p))).toEqual([]);
+      await waitUntil(
+        () => orphans.every((p) => !existsSync(p)),
+        "the server's start-up sweep of orphaned temp files",
+        { timeoutMs: 20_000, intervalMs: 50 },
+      );
       expect((await readdir(exportsDir)).sort()).toEqual(
         kept.map((p) => p.slice(exportsDir.length + 1)).sort(),
       );
