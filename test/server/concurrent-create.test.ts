@@ -73,7 +73,11 @@ interface Result {
 
 /** Both servers call the identical start_export at once; returns both results. */
 async function raceIdenticalCreates(one: Client, two: Client, daysAgo: number) {
-  const from = DateTime.now().setZone("Asia/Seoul").minus({ days: daysAgo }).toISODate();
+  // A day of the sandbox's data, counted from the sandbox's clock at its start rather than read
+  // again now: a run that crosses midnight in Seoul still asks for the same day.
+  const from = DateTime.fromMillis(sandbox.world.now, { zone: "Asia/Seoul" })
+    .minus({ days: daysAgo })
+    .toISODate();
   const args = {
     type: "scenario_daily_metrics",
     scenario_id: sandbox.scenario_ids[0],
