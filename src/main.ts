@@ -10,12 +10,15 @@ export async function runServer(): Promise<number> {
   const config = readSettings(() => loadConfig(process.env));
   if (config === undefined) return 1;
   const { runtime, sandboxGuide } = await startServerProcess(config);
-  const [{ serveStdio }, { createServer }] = await Promise.all([
+  const [{ serveStdio }, { createServer }, { StdioBatchTransport }] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
     import("./server.js"),
+    import("./mcp/stdio-batches.js"),
   ]);
   const deps = sandboxGuide === undefined ? { runtime } : { runtime, sandboxGuide };
   const handle = serveStdio(() => createServer(config, deps).server, {
+    // The SDK's stdio transport reads single messages only; 2025-03-26 also has batches.
+    transport: new StdioBatchTransport(),
     onerror: (error) => log.warn("transport error", { error: error.message }),
   });
   log.info(`server ready (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"})`);
