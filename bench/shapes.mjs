@@ -27,8 +27,9 @@
  * name holds TEXT (and the scenario export).
  * Before and after a change: BENCH_BASE_DIST=DIR (another build's dist/, e.g. of a git worktree
  * of the code before it) summarizes every file too, its runs alternating with ours in the same
- * run; its medians of wall and CPU time and ours over them are printed, and its summaries must
- * equal ours (the script fails otherwise). BENCH_DUCKDB=0 leaves DuckDB out.
+ * run; its medians of wall and CPU time and ours over them are printed. Its core figures must
+ * equal ours (the script fails otherwise); whether the whole summaries are equal is printed (a
+ * change may rename a field on purpose). BENCH_DUCKDB=0 leaves DuckDB out.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -235,6 +236,7 @@ function againstBase(ours, base, cpu) {
     // Run i of ours and of the base ran next to each other (see alternate).
     vs_base_paired: Number(median(ours.map((r, i) => r.seconds / base[i].seconds)).toFixed(3)),
     vs_base_cpu: Number((cpuOf(ours) / cpuOf(base)).toFixed(3)),
+    same_summary_as_base: base.every((r) => r.digest === ours[0].digest),
   };
 }
 
@@ -475,8 +477,12 @@ try {
     if (WITH_DUCKDB && ours[0].core !== duck[0].core) {
       problems.push("ours and DuckDB's core figures differ");
     }
-    if (BASE_DIST && base.some((r) => r.digest !== ours[0].digest)) {
-      problems.push("summary differs from the base build's");
+    if (BASE_DIST && base.some((r) => r.core !== ours[0].core)) {
+      problems.push("core figures differ from the base build's");
+    } else if (BASE_DIST && base.some((r) => r.digest !== ours[0].digest)) {
+      console.log(
+        `  ${shape.name}: summary not identical to the base build's (core figures equal)`,
+      );
     }
     if (shape.sameAs) {
       const seen = digests.get(shape.sameAs);
@@ -523,7 +529,7 @@ try {
   if (campaignRows.length > 0) {
     const checks = [
       ...(WITH_DUCKDB ? ["core figures equal to DuckDB's"] : []),
-      ...(BASE_DIST ? ["summaries equal to the base build's"] : []),
+      ...(BASE_DIST ? ["core figures equal to the base build's"] : []),
     ];
     const ratios = WITH_DUCKDB
       ? `ratio <= 0.67 on ${campaignRows.filter((l) => l.ratio <= 0.67).length} of ${campaignRows.length} shapes, `
@@ -544,8 +550,7 @@ try {
     ...(BASE_DIST ? [() => baseRuns.push(child("--ours", scenario, BASE_DIST))] : []),
   ]);
   if (BASE_DIST && baseRuns.some((r) => r.digest !== runs[0].digest)) {
-    failed = true;
-    console.log("  scenario XLSX: summary differs from the base build's");
+    console.log("  scenario XLSX: summary not identical to the base build's");
   }
   const scenarioRow = {
     shape: "scenario XLSX, 60 nodes x 366 days",
