@@ -43,6 +43,26 @@ const inputSchema = z.strictObject({
 });
 
 const column = z.object({ name: z.string(), type: z.string() });
+/** What query_export without sql returns (src/query/describe.ts, ExportDescription). */
+const exportDescription = z.object({
+  tables: z.array(z.object({ name: z.string(), rows: z.number(), columns: z.array(column) })),
+  conversion_event_type: z.string().nullable(),
+  event_roles: z.array(z.object({ event_role: z.string(), rows: z.number() })),
+  event_types: z.array(
+    z.object({ event_type: z.string(), event_role: z.string(), rows: z.number() }),
+  ),
+  json_keys: z.array(z.object({ column: z.string(), key: z.string(), rows: z.number() })),
+  rounds: z.array(
+    z.object({
+      task_id: z.string(),
+      scheduled_at: z.string(),
+      group: z.string().nullable(),
+      sent: z.number(),
+    }),
+  ),
+  rounds_total: z.number(),
+  examples: z.array(z.string()),
+});
 const outputSchema = z.object({
   ...resultBase,
   columns: z.array(column).optional(),
@@ -50,7 +70,9 @@ const outputSchema = z.object({
   row_count: z.number().optional().describe("rows of the whole result"),
   truncated_by: z.enum(["max_rows", "characters"]).optional(),
   files: z.array(z.object({ path: z.string(), job_id: z.string().nullable() })),
-  description: z.unknown().optional().describe("without sql: tables, event types, keys, rounds"),
+  description: exportDescription
+    .optional()
+    .describe("without sql: tables, event types, keys, rounds"),
 });
 
 export default defineTool({

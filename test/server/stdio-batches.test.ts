@@ -83,7 +83,7 @@ async function startBin(): Promise<Bin> {
           return found !== undefined;
         },
         `a matching line from the bin (stderr: ${stderr.slice(-500)})`,
-        20_000,
+        { timeoutMs: 20_000 },
       );
       return found;
     },
