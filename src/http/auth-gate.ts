@@ -112,7 +112,7 @@ export class AuthGate {
         "WWW-Authenticate": bearerChallenge({
           ...this.challengeBase(),
           error: "insufficient_scope",
-          scopes: missing,
+          scopes: this.advertised(missing),
           description: `${needs}.`,
         }),
       },
@@ -157,7 +157,7 @@ export class AuthGate {
     return {
       status: 200,
       headers: { ...cors, "Cache-Control": "public, max-age=300" },
-      body: protectedResourceMetadata(resource, oauth.issuer),
+      body: protectedResourceMetadata(resource, oauth.issuer, this.advertised(SCOPES)),
     };
   }
 
@@ -165,6 +165,8 @@ export class AuthGate {
     this.verifier ??= new AccessTokenVerifier({
       issuer: oauth.issuer,
       audience: this.audience(),
+      scopePrefix: oauth.scopePrefix,
+      callerClaim: oauth.callerClaim,
       now: this.now,
       ...(oauth.jwksCooldownMs === undefined ? {} : { jwksCooldownMs: oauth.jwksCooldownMs }),
     });
@@ -175,13 +177,14 @@ export class AuthGate {
         kind: "caller",
         auth: {
           token: "[bearer]",
-          clientId: verified.subject,
+          clientId: verified.caller,
           scopes: verified.scopes,
           expiresAt: verified.expiresAt,
           resource: new URL(resource),
           resourceMetadataUrl: metadataUrl(resource),
           extra: {
             caller_kind: "oauth",
+            subject: verified.subject,
             ...(verified.clientId === undefined ? {} : { client_id: verified.clientId }),
           },
         },
@@ -212,6 +215,12 @@ export class AuthGate {
     }
   }
 
+  /** Scope names as clients must ask the authorization server for them. */
+  private advertised(scopes: readonly string[]): string[] {
+    const prefix = this.options.oauth?.scopePrefix ?? "";
+    return scopes.map((s) => `${prefix}${s}`);
+  }
+
   private challengeBase(): Challenge {
     return this.options.oauth === undefined
       ? { realm: REALM }
@@ -228,7 +237,7 @@ export class AuthGate {
             ...this.challengeBase(),
             // The scopes to ask for at login (OAuth mode): all of them; the authorization
             // server's policy grants each user what they may have.
-            ...(this.options.oauth === undefined ? {} : { scopes: SCOPES }),
+            ...(this.options.oauth === undefined ? {} : { scopes: this.advertised(SCOPES) }),
             ...challenge,
           }),
         },

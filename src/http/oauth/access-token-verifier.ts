@@ -29,6 +29,10 @@ export const CLOCK_LEEWAY_SECONDS = 30;
 export interface VerifierOptions {
   issuer: string;
   audience: string;
+  /** Stripped from a token's scopes that start with it (see OAuthSettings.scopePrefix). */
+  scopePrefix?: string | undefined;
+  /** The claim naming the caller (default `sub`). */
+  callerClaim?: string | undefined;
   /** The clock tokens are judged by (epoch ms). */
   now?: () => number;
   /**
@@ -44,6 +48,8 @@ export interface VerifierOptions {
 export interface VerifiedAccessToken {
   /** `sub`: who the token speaks for (a user, or a client acting for itself). */
   subject: string;
+  /** The caller's name: the callerClaim's value, else `sub`. */
+  caller: string;
   /** The OAuth client the token was issued to, when the token says. */
   clientId: string | undefined;
   scopes: string[];
@@ -89,10 +95,16 @@ export class AccessTokenVerifier {
     } catch (error) {
       throw refusal(error, this.options);
     }
+    const prefix = this.options.scopePrefix;
+    const subject = payload.sub as string;
+    const claim = this.options.callerClaim;
     return {
-      subject: payload.sub as string,
+      subject,
+      caller: (claim === undefined ? undefined : stringClaim(payload, claim)) ?? subject,
       clientId: stringClaim(payload, "client_id") ?? stringClaim(payload, "azp"),
-      scopes: scopesOf(payload),
+      scopes: scopesOf(payload).map((s) =>
+        prefix !== undefined && s.startsWith(prefix) ? s.slice(prefix.length) : s,
+      ),
       expiresAt: payload.exp as number,
     };
   }
@@ -174,12 +186,12 @@ function stringClaim(payload: JWTPayload, name: string): string | undefined {
 }
 
 /**
- * Scopes from `scope` (RFC 9068 and RFC 8693: space-separated) or `scp` (Okta: an array; Entra
- * ID: space-separated).
+ * Scopes from `scope` (RFC 9068 and RFC 8693: space-separated), `scp` (Okta: an array; Entra
+ * ID: space-separated) and `roles` (Entra ID's application permissions, in app-only tokens).
  */
 export function scopesOf(payload: JWTPayload): string[] {
   const found: string[] = [];
-  for (const claim of [payload.scope, payload.scp]) {
+  for (const claim of [payload.scope, payload.scp, payload.roles]) {
     if (typeof claim === "string") found.push(...claim.split(" "));
     else if (Array.isArray(claim)) found.push(...claim.filter((s) => typeof s === "string"));
   }

@@ -10,6 +10,16 @@ export interface OAuthSettings {
   /** The `aud` a token must carry; undefined: the public URL of `/mcp`. */
   audience: string | undefined;
   /**
+   * CRM_OAUTH_SCOPE_PREFIX: put before the scope names clients are told to ask for (Entra ID
+   * wants `api://<app id>/crm.read`); a token's scopes count with or without it.
+   */
+  scopePrefix?: string | undefined;
+  /**
+   * CRM_OAUTH_CALLER_CLAIM: the claim that names the caller in the audit trail and the ledger
+   * (default `sub`; a token without it is named by `sub`).
+   */
+  callerClaim?: string | undefined;
+  /**
    * After a JWKS fetch, how long a token with an unknown key id is refused without fetching
    * again; default 30 s (see VerifierOptions).
    */
@@ -48,7 +58,24 @@ export function loadOAuthSettings(env: NodeJS.ProcessEnv): OAuthSettings | undef
       "CRM_OAUTH_ISSUER must not have a query or fragment (RFC 8414): give the issuer exactly as its /.well-known/openid-configuration states it.",
     );
   }
-  return { issuer, audience };
+  const scopePrefix = text(env.CRM_OAUTH_SCOPE_PREFIX);
+  if (scopePrefix !== undefined && !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scopePrefix)) {
+    throw new OAuthConfigError(
+      "CRM_OAUTH_SCOPE_PREFIX must be printable, without spaces, quotes or backslashes (e.g. api://0b7c.../).",
+    );
+  }
+  const callerClaim = text(env.CRM_OAUTH_CALLER_CLAIM);
+  if (callerClaim !== undefined && !/^[A-Za-z0-9_.:/-]{1,100}$/.test(callerClaim)) {
+    throw new OAuthConfigError(
+      "CRM_OAUTH_CALLER_CLAIM must be a claim name (letters, digits, _ . : / -), e.g. preferred_username.",
+    );
+  }
+  return {
+    issuer,
+    audience,
+    ...(scopePrefix === undefined ? {} : { scopePrefix }),
+    ...(callerClaim === undefined ? {} : { callerClaim }),
+  };
 }
 
 /**

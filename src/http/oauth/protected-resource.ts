@@ -1,5 +1,4 @@
 import { getOAuthProtectedResourceMetadataUrl } from "@modelcontextprotocol/server";
-import { SCOPES } from "../../mcp/scopes.js";
 
 /**
  * RFC 9728 Protected Resource Metadata: how a client that met a 401 finds the authorization
@@ -20,11 +19,13 @@ export const METADATA_ROOT = "/.well-known/oauth-protected-resource";
 export function protectedResourceMetadata(
   resource: string,
   issuer: string,
+  /** As clients must ask for them (see OAuthSettings.scopePrefix). */
+  scopes: readonly string[],
 ): ProtectedResourceMetadata {
   return {
     resource,
     authorization_servers: [issuer],
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...scopes],
     // Tokens in the Authorization header only: never in a query string, where logs keep them.
     bearer_methods_supported: ["header"],
     resource_name: "crm-insights-mcp",

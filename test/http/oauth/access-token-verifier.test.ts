@@ -216,7 +216,38 @@ describe("access tokens from a real OpenID Provider", () => {
 });
 
 describe("scopes in access tokens", () => {
-  it("reads scope (space-separated) and scp (Okta's array, Entra ID's string)", () => {
+  it("names the caller by the configured claim and strips the configured scope prefix", async () => {
+    const good = await provider.clientCredentials("reader", AUDIENCE, "crm.read");
+    const token = await signedByProvider(
+      {
+        iss: provider.issuer,
+        aud: AUDIENCE,
+        sub: "7f3a9c1e-user-id",
+        preferred_username: "alice@example.com",
+        scope: undefined,
+        scp: "api://crm-app/crm.read crm.query other",
+      },
+      good,
+    );
+    const iat = decodeJwt(good).iat as number;
+    const verifier = new AccessTokenVerifier({
+      issuer: provider.issuer,
+      audience: AUDIENCE,
+      callerClaim: "preferred_username",
+      scopePrefix: "api://crm-app/",
+      now: () => iat * 1000,
+    });
+    expect(await verifier.verify(token)).toMatchObject({
+      subject: "7f3a9c1e-user-id",
+      caller: "alice@example.com",
+      scopes: ["crm.read", "crm.query", "other"],
+    });
+    // A token without the claim (an app acting for itself) is named by its subject.
+    expect((await verifier.verify(good)).caller).toBe("reader");
+  });
+
+  it("reads scope (space-separated), scp (Okta's array, Entra ID's string) and roles", () => {
+    expect(scopesOf({ roles: ["crm.export"] })).toEqual(["crm.export"]);
     expect(scopesOf({ scope: "crm.read  crm.query" })).toEqual(["crm.read", "crm.query"]);
     expect(scopesOf({ scp: ["crm.read", "crm.export", 7] })).toEqual(["crm.read", "crm.export"]);
     expect(scopesOf({ scp: "crm.read crm.export" })).toEqual(["crm.read", "crm.export"]);

@@ -16,6 +16,28 @@ describe("OAuth settings", () => {
     ).toEqual({ issuer: "https://login.example.com/oauth2/default", audience: "api://crm-mcp" });
   });
 
+  it("reads the scope prefix and caller claim, refusing malformed ones", () => {
+    const issuer = "https://login.microsoftonline.com/0b7c/v2.0";
+    expect(
+      loadOAuthSettings({
+        CRM_OAUTH_ISSUER: issuer,
+        CRM_OAUTH_SCOPE_PREFIX: "api://crm-app/",
+        CRM_OAUTH_CALLER_CLAIM: "preferred_username",
+      }),
+    ).toEqual({
+      issuer,
+      audience: undefined,
+      scopePrefix: "api://crm-app/",
+      callerClaim: "preferred_username",
+    });
+    expect(() =>
+      loadOAuthSettings({ CRM_OAUTH_ISSUER: issuer, CRM_OAUTH_SCOPE_PREFIX: "api://a b/" }),
+    ).toThrow(/CRM_OAUTH_SCOPE_PREFIX/);
+    expect(() =>
+      loadOAuthSettings({ CRM_OAUTH_ISSUER: issuer, CRM_OAUTH_CALLER_CLAIM: "a b" }),
+    ).toThrow(/CRM_OAUTH_CALLER_CLAIM/);
+  });
+
   it("refuses an issuer that is not https (but for loopback), has a query, or is missing", () => {
     expect(() => loadOAuthSettings({ CRM_OAUTH_ISSUER: "http://login.example.com" })).toThrow(
       /must be an https:\/\/ URL/,
@@ -73,5 +95,26 @@ describe("OAuth settings", () => {
     expect(gate.metadata("/.well-known/oauth-protected-resource", "POST")?.status).toBe(405);
     expect(gate.metadata("/.well-known/oauth-protected-resource", "OPTIONS")?.status).toBe(204);
     expect(gate.metadata("/mcp", "GET")).toBeUndefined();
+  });
+
+  it("tells clients the scope names with the configured prefix (Entra ID)", async () => {
+    const gate = new AuthGate({
+      tokens: [],
+      oauth: { issuer: "https://login.example.com", audience: "0b7c", scopePrefix: "api://0b7c/" },
+      resource: () => "https://crm.example.com/mcp",
+    });
+    expect(gate.metadata("/.well-known/oauth-protected-resource", "GET")?.body).toMatchObject({
+      scopes_supported: ["api://0b7c/crm.read", "api://0b7c/crm.export", "api://0b7c/crm.query"],
+    });
+    const refused = await gate.authenticate(undefined);
+    expect(refused.kind === "refused" && refused.answer.headers["WWW-Authenticate"]).toContain(
+      'scope="api://0b7c/crm.read api://0b7c/crm.export api://0b7c/crm.query"',
+    );
+    const forbidden = gate.scopeRefusal(
+      { token: "[bearer]", clientId: "alice", scopes: ["crm.read"] },
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "start_export" } },
+    );
+    expect(forbidden?.status).toBe(403);
+    expect(forbidden?.headers["WWW-Authenticate"]).toContain('scope="api://0b7c/crm.export"');
   });
 });
