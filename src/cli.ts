@@ -36,6 +36,10 @@ async function main(): Promise<number> {
       const { runDoctorCommand } = await import("./doctor/cli.js");
       return runDoctorCommand(args);
     }
+    case "install": {
+      const { runInstallCommand } = await import("./install/cli.js");
+      return runInstallCommand(args);
+    }
     case "--version":
     case "-v":
     case "version": {
@@ -77,6 +81,10 @@ const USAGE = `Usage:
                                         self-contained HTML report with charts of an export
   crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
                                         against the service (creates no export job)
+  crm-insights-mcp install <claude-desktop|claude-code|vscode|cursor> [--print] [--force] [--name N]
+                           [--base-url URL] [--application-id ID] [--secret-key KEY] ...
+                                        add this server to an MCP client's configuration
+                                        (sandbox unless service values are given; install --help)
   crm-insights-mcp --version            the package version
   crm-insights-mcp --help               this text
 

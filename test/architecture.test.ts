@@ -113,6 +113,7 @@ const ALLOWED: Record<string, string[]> = {
   ],
   http: ["(entry)", "mcp", "ledger", "files", "file-io", "api"],
   doctor: ["sandbox", "ledger", "files", "api"],
+  install: ["file-io"],
   tools: ["exports", "mcp", "resources", "query", "analysis", "report", "ledger", "files", "api"],
   prompts: ["mcp", "sandbox", "ledger", "api"],
   resources: ["mcp", "report", "ledger", "files", "api"],
