@@ -36,6 +36,10 @@ async function main(): Promise<number> {
       const { runDoctorCommand } = await import("./doctor/cli.js");
       return runDoctorCommand(args);
     }
+    case "audit": {
+      const { runAuditCommand } = await import("./audit/cli.js");
+      return runAuditCommand(args);
+    }
     case "install": {
       const { runInstallCommand } = await import("./install/cli.js");
       return runInstallCommand(args);
@@ -76,11 +80,14 @@ const USAGE = `Usage:
                                         table events (campaign CSVs), scenario_nodes/scenario_days
   crm-insights-mcp serve --http [--port N] [--host H]
                                         the MCP server over Streamable HTTP at /mcp for a team
-                                        (CRM_HTTP_TOKENS, CRM_DATABASE_URL; see docs/team-mode.md)
+                                        (CRM_HTTP_TOKENS or CRM_OAUTH_ISSUER, CRM_DATABASE_URL;
+                                        see docs/team-mode.md)
   crm-insights-mcp report FILE --out PATH.html [--conversion-event-type T]
                                         self-contained HTML report with charts of an export
   crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
                                         against the service (creates no export job)
+  crm-insights-mcp audit [--since ISO-8601] [--caller NAME] [--limit N] [--json]
+                                        the audit trail: who called which tool, how it ended
   crm-insights-mcp install <claude-desktop|claude-code|vscode|cursor> [--print] [--force] [--name N]
                            [--base-url URL] [--application-id ID] [--secret-key KEY] ...
                                         add this server to an MCP client's configuration

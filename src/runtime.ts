@@ -1,4 +1,5 @@
 import type { CrmApi } from "./api/types.js";
+import { openAuditTrail } from "./audit/index.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "./catalog.js";
 import { apiClientOptionsFromConfig, type Config } from "./config.js";
 import { DownloadManager } from "./exports/download-manager.js";
@@ -120,6 +121,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     sweepFiles,
     lastPolledAt: new Map(),
     downloads: new DownloadManager(),
+    audit: openAuditTrail({ databaseUrl: config.databaseUrl, dataFolder }),
     async api() {
       // The first call of the process applies the retention limits to what earlier runs left.
       if (!sweptAtStart) {
@@ -152,6 +154,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
         await close?.();
       }
       await runtime.ledger.close();
+      await runtime.audit.close();
     },
   };
   return runtime;

@@ -19,6 +19,7 @@ import type { ToolRuntime } from "../mcp/tool.js";
 import { createServer } from "../server.js";
 import { AuthGate, sendAnswer } from "./auth-gate.js";
 import { answerPreflight, corsDecision, isPreflight, setCorsHeaders } from "./cors.js";
+import { recordDeniedCalls } from "./denied-calls.js";
 import type { HttpSettings } from "./http-config.js";
 import { bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
 import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";
@@ -195,7 +196,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     // Before dispatch: a request the caller's scopes do not cover runs no part of its work.
     const forbidden = gate.scopeRefusal(req.auth, message);
-    if (forbidden !== undefined) return sendAnswer(res, forbidden);
+    if (forbidden !== undefined) {
+      await recordDeniedCalls(runtime.audit, who ?? "anonymous", message, Date.now());
+      return sendAnswer(res, forbidden);
+    }
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) cancels.cancel(who, cancelled);
     const untrack = cancels.track(who, requestIdOf(message), res);

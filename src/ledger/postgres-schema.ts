@@ -54,6 +54,24 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       );
     `,
   },
+  {
+    version: 3,
+    name: "audit trail of tool calls",
+    sql: `
+      CREATE TABLE crm_audit_calls (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        caller text NOT NULL,
+        tool text NOT NULL,
+        arguments jsonb NOT NULL,
+        outcome text NOT NULL,
+        error_kind text,
+        duration_ms integer NOT NULL
+      );
+      CREATE INDEX crm_audit_calls_by_time ON crm_audit_calls (at);
+      CREATE INDEX crm_audit_calls_by_caller ON crm_audit_calls (caller, at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

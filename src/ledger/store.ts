@@ -94,7 +94,7 @@ export interface LedgerEntry {
   request_key: string;
   /** When it was created (the ledger's clock, ISO 8601 UTC). */
   requested_at: string;
-  /** Who created it: the HTTP token's name in team mode; absent on stdio. */
+  /** Who created it (mcp/caller.ts): the token's subject or name over HTTP, local:<user> on stdio. */
   created_by?: string | undefined;
   status: ExportStatus;
   history: Array<{ status: ExportStatus; at: string }>;

@@ -4,7 +4,9 @@ import { truncate } from "../format.js";
 import { log } from "../log.js";
 import { redact } from "../redact.js";
 import { advertisedOutputSchema } from "./advertised-output.js";
+import { withAudit } from "./audit-call.js";
 import { withCallLog } from "./call-log.js";
+import { callerOf } from "./caller.js";
 import { clientRendersApps } from "./client-apps.js";
 import { errorText } from "./error-text.js";
 import { logLevelsOf } from "./log-levels.js";
@@ -43,12 +45,15 @@ export function registerTool(server: McpServer, tool: ToolDefinition, runtime: T
     withCallLog(
       ctx,
       () =>
-        callTool(
-          tool,
-          runtime,
-          args,
-          ctx,
-          clientRendersApps(server.server.getClientCapabilities()),
+        withAudit(runtime, tool.name, args, ctx, (failed) =>
+          callTool(
+            tool,
+            runtime,
+            args,
+            ctx,
+            clientRendersApps(server.server.getClientCapabilities()),
+            failed,
+          ),
         ),
       logLevelsOf(runtime),
     );
@@ -66,6 +71,7 @@ async function callTool(
   args: Record<string, unknown>,
   ctx: ServerContext,
   rendersApps: boolean,
+  failed: (error: unknown) => void,
 ): Promise<CallToolResult> {
   const started = Date.now();
   try {
@@ -92,6 +98,7 @@ async function callTool(
       structuredContent: bounded.structured,
     };
   } catch (error) {
+    failed(error);
     // The message helps whoever reads the log; log.ts redacts keys and URL signatures.
     log.info("tool call failed", {
       tool: tool.name,
@@ -115,7 +122,7 @@ function toolCall(ctx: ServerContext, rendersApps: boolean): ToolCall {
   let last = Number.NEGATIVE_INFINITY;
   return {
     signal: ctx.mcpReq.signal,
-    principal: ctx.http?.authInfo?.clientId,
+    principal: callerOf(ctx),
     rendersApps,
     async progress(progress, message, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;

@@ -1,6 +1,7 @@
 import type { ResourceLink, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { CrmApi } from "../api/types.js";
+import type { AuditTrail } from "../audit/index.js";
 import type { ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
 import type { DownloadManager } from "../exports/download-manager.js";
@@ -30,6 +31,8 @@ export interface ToolRuntime {
   readonly lastPolledAt: Map<string, number>;
   /** Export files downloading in the background, shared by the calls about the same job. */
   readonly downloads: DownloadManager;
+  /** Every tool call, who made it and how it ended (src/audit): beside the ledger. */
+  readonly audit: AuditTrail;
   close(): Promise<void>;
 }
 
@@ -38,7 +41,10 @@ export interface ToolCall {
   /** The client renders MCP App views (it advertised the ext-apps extension). */
   readonly rendersApps?: boolean;
   readonly signal: AbortSignal;
-  /** Who calls: the HTTP bearer token's name in team mode (serve --http); absent on stdio. */
+  /**
+   * Who calls (see mcp/caller.ts): the access token's subject or the static token's name over
+   * HTTP, `local:<user>` on stdio. Recorded as the creator of the export jobs it makes.
+   */
   readonly principal?: string | undefined;
   /**
    * Sends `notifications/progress` when the client asked for progress; otherwise does nothing.

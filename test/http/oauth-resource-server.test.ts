@@ -1,5 +1,5 @@
 import { createHmac, createPublicKey } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -171,6 +171,11 @@ describe("access tokens from the provider", () => {
       );
       // Without sql the tool describes its tables: it ran, whatever the files.
       expect(query.text).not.toMatch(/insufficient|forbidden/i);
+      // The caller's own token pasted into an argument: the audit trail must not keep it.
+      await client.callTool({
+        name: "query_export",
+        arguments: { files: [], sql: `SELECT '${token}' AS pasted` },
+      });
     } finally {
       await client.close();
     }
@@ -426,3 +431,28 @@ class HeadlessLogin implements OAuthClientProvider {
     return this.verifier;
   }
 }
+
+describe("the audit trail of the calls above", () => {
+  it("names each caller, records refused calls, and holds no token, secret or key", async () => {
+    const calls = (await runtime.audit.list()).map((r) => `${r.caller} ${r.tool} ${r.outcome}`);
+    expect(calls).toEqual(
+      expect.arrayContaining([
+        "admin campaign_metrics ok",
+        "admin query_export error",
+        "reader check_export denied",
+        "reader start_export denied",
+        "ops query_export denied",
+        "alice start_export ok",
+      ]),
+    );
+    // Listing tools is not a call; only calls are in the trail.
+    expect(calls.every((c) => !c.includes("tools/list"))).toBe(true);
+    const raw = await readFile(join(dataDir, "audit", "calls.jsonl"), "utf8");
+    expect(raw).toContain("SELECT '[REDACTED]' AS pasted");
+    // No JWT (every access token starts so), no static token, no client secret, no service key.
+    expect(raw).not.toContain("eyJ");
+    for (const secret of [OPS_TOKEN, CLIENT_SECRET, sandbox.secret_key]) {
+      expect(raw).not.toContain(secret);
+    }
+  });
+});

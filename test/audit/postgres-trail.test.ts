@@ -1,0 +1,75 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditCall } from "../../src/audit/audit-record.js";
+import { PostgresAuditTrail } from "../../src/audit/postgres-trail.js";
+import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+
+let db: TestPostgres;
+
+const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
+const JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2lnbmF0dXJlLWhlcmU";
+
+function call(i: number, caller: string, extra: Partial<AuditCall> = {}): AuditCall {
+  return {
+    at: T0 + i * 1000,
+    caller,
+    tool: "query_export",
+    args: { sql: `SELECT ${i}`, note: `token ${JWT}` },
+    outcome: "ok",
+    durationMs: 7,
+    ...extra,
+  };
+}
+
+describe.skipIf(skipPostgres())("the audit trail in PostgreSQL", () => {
+  beforeAll(async () => {
+    db = await startTestPostgres();
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.stop();
+  });
+
+  it("keeps the calls of several processes in one table, masked, read oldest first", async () => {
+    const one = new PostgresAuditTrail(db.url);
+    const two = new PostgresAuditTrail(db.url);
+    try {
+      await Promise.all([
+        one.record(call(2, "alice")),
+        two.record(call(1, "bob", { outcome: "error", error: "QueryError" })),
+        one.record(call(3, "bob")),
+      ]);
+      const all = await two.list();
+      expect(all).toEqual([
+        {
+          at: "2026-11-22T00:00:01.000Z",
+          caller: "bob",
+          tool: "query_export",
+          arguments: { sql: "SELECT 1", note: "token [REDACTED]" },
+          outcome: "error",
+          error: "QueryError",
+          duration_ms: 7,
+        },
+        expect.objectContaining({ at: "2026-11-22T00:00:02.000Z", caller: "alice" }),
+        expect.objectContaining({ at: "2026-11-22T00:00:03.000Z", caller: "bob" }),
+      ]);
+      expect((await one.list({ caller: "bob" })).map((r) => r.at)).toEqual([
+        "2026-11-22T00:00:01.000Z",
+        "2026-11-22T00:00:03.000Z",
+      ]);
+      expect((await one.list({ since: T0 + 2000 })).map((r) => r.caller)).toEqual(["alice", "bob"]);
+      expect((await one.list({ limit: 1 })).map((r) => r.at)).toEqual(["2026-11-22T00:00:03.000Z"]);
+      // What the table holds, read directly: no token anywhere in it.
+      const pool = new pg.Pool({ connectionString: db.url });
+      try {
+        const rows = await pool.query("SELECT row_to_json(c)::text AS row FROM crm_audit_calls c");
+        expect(rows.rows).toHaveLength(3);
+        for (const { row } of rows.rows as Array<{ row: string }>) expect(row).not.toContain(JWT);
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
