@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoggingLevel, ServerContext } from "@modelcontextprotocol/server";
 import { type LogLevel, setLogForwarder } from "../log.js";
 import { redact } from "../redact.js";
-import { type CallerLogLevels, callerOf } from "./log-levels.js";
+import { callerOf } from "./caller.js";
+import type { CallerLogLevels } from "./log-levels.js";
 
 type SendLog = ServerContext["mcpReq"]["log"];
 

@@ -1,6 +1,7 @@
-import type { LoggingLevel, McpServer, ServerContext } from "@modelcontextprotocol/server";
+import type { LoggingLevel, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { clipValue } from "../clip.js";
+import { callerOf } from "./caller.js";
 import type { ToolRuntime } from "./tool.js";
 
 /**
@@ -11,8 +12,9 @@ import type { ToolRuntime } from "./tool.js";
  * connection, but `serve --http` builds a new instance for every request, so the level a 2025-era
  * client set was gone by its next request, which then got every debug message. The level is kept
  * here instead, by caller, beside the runtime the process's server instances share (one per
- * process: the stdio connection, or every request of `serve --http`), keyed by the bearer
- * token's name (one key for all callers when no token is checked).
+ * process: the stdio connection, or every request of `serve --http`), keyed by the caller as
+ * caller.ts names it (the token's name or the OAuth caller; one key for all callers when no
+ * token is checked).
  * In the 2026-07-28 protocol the client sends the level with each request (`_meta`), and the SDK
  * applies that; a level set here narrows it further.
  */
@@ -53,11 +55,6 @@ export function logLevelsOf(runtime: ToolRuntime): CallerLogLevels {
     BY_RUNTIME.set(runtime, levels);
   }
   return levels;
-}
-
-/** Who is asking: the token's (or OAuth client's) name over HTTP, "" without one (stdio, loopback). */
-export function callerOf(ctx: Pick<ServerContext, "http">): string {
-  return ctx.http?.authInfo?.clientId ?? "";
 }
 
 const SET_LEVEL_PARAMS = z.object({
