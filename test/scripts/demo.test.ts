@@ -50,8 +50,8 @@ describe.concurrent("npm run demo", () => {
   }, 240_000);
 
   it("exits 1 and names the step when a step it expects does not happen", async ({ expect }) => {
-    // A 1 MB download cap refuses the campaign file: the export step fails.
-    const { code, out } = await runDemo({ CRM_MAX_DOWNLOAD_MB: "1" });
+    // A 0.1 MB download cap refuses the campaign file (about 0.6 MB): the export step fails.
+    const { code, out } = await runDemo({ CRM_MAX_DOWNLOAD_MB: "0.1" });
     expect(code).toBe(1);
     expect(out).toMatch(
       /DEMO FAILED: expected step did not happen: campaign export .* downloaded its file/,

@@ -2,8 +2,8 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Test files that take far longer than the rest (the demo runs the whole conversation twice over
- * a 2,000,000-send export, 30-40 s; the soak makes 200 calls with faults, 10-20 s). Vitest orders
+ * Test files that take far longer than the rest (the demo runs the whole conversation twice, side
+ * by side, about 10 s; the soak makes 200 calls with faults, 10-20 s). Vitest orders
  * files by the durations of an earlier run, which a fresh clone (CI) does not have; there it
  * orders by file size, and a long file started last is the run's tail with the other workers idle.
  */
