@@ -1,5 +1,5 @@
 import { ApiError, NotFoundError } from "../api/errors.js";
-import { type ExportJob, targetIdOf } from "../api/schemas.js";
+import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
 import { callHint } from "../format.js";
 import { requestKeyDates } from "../ledger/request-key.js";
 import type { LedgerEntry } from "../ledger/store.js";
@@ -39,6 +39,7 @@ export async function currentJob(
   jobId: string,
   entry: LedgerEntry | undefined,
   call: ToolCall,
+  options: { waitSeconds?: number } = {},
 ): Promise<CurrentJob> {
   const context = jobContext(jobId, entry);
   // Completed with its file on disk: final, answered from the ledger without asking the service
@@ -60,6 +61,12 @@ export async function currentJob(
     if (error instanceof ApiError) throw new ExportCallError(error, context);
     throw error;
   };
+  // A running job the ledger knows, asked about by a call that will wait: the wait polls it,
+  // within its end. A poll here would have no end but the client's, and a service slow to
+  // answer would hold the call past its wait_seconds.
+  if (entry !== undefined && !isTerminal(entry.status) && (options.waitSeconds ?? 0) > 0) {
+    return { job: entry.job, context };
+  }
   let job: ExportJob | undefined;
   let pollProblem: ExportCallError | undefined;
   try {

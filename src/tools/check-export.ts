@@ -169,7 +169,9 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
 
     const budget = budgetForOutput(await runtime.ledger.budgetStatus());
     const entry = await runtime.ledger.get(jobId);
-    const { job, context, pollProblem } = await currentJob(runtime, jobId, entry, call);
+    const { job, context, pollProblem } = await currentJob(runtime, jobId, entry, call, {
+      waitSeconds,
+    });
     const outcome = await followJob(runtime, job, waitSeconds, call, context);
     const problem =
       outcome.problem ?? (outcome.job.status === "completed" ? undefined : pollProblem);
