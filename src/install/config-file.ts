@@ -114,7 +114,7 @@ export function withServer(
   }
   if (current?.hasComments) {
     throw new InstallError(
-      `${file} has comments, which writing it back would drop. Add the entry below under "${serversKey}" yourself (crm-insights-mcp install ... --print shows it), or remove the comments and run again. Nothing was written.`,
+      `${file} has comments, which writing it back would drop. Add the server under "${serversKey}" yourself (the same install command with --print shows its JSON), or remove the comments and run again. Nothing was written.`,
     );
   }
   data[serversKey] = { ...(servers as Record<string, unknown>), [name]: entry };
