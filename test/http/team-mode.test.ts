@@ -8,6 +8,7 @@ import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { toResult } from "../helpers/tool-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { childTempEnv } from "../setup/temp-folder.js";
 
 /**
@@ -57,6 +58,7 @@ async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
+    // A guard, not a wait: fails a server that never starts instead of hanging the test.
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000);
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
@@ -84,9 +86,15 @@ async function connect(server: ServerProcess, user: User): Promise<Client> {
   return client;
 }
 
-/** A date `daysBack` before the sandbox's today (it runs on the real clock here), in Asia/Seoul. */
-function sandboxDay(_sandbox: RunningSandbox, daysBack: number): string {
-  return new Date(Date.now() + 9 * 3600_000 - daysBack * 86_400_000).toISOString().slice(0, 10);
+/**
+ * A date `daysBack` before the sandbox's start (it runs on the real clock here), in Asia/Seoul:
+ * counted from the sandbox's clock rather than read again now, so a run that crosses midnight in
+ * Seoul still asks for days of the sandbox's data.
+ */
+function sandboxDay(sandbox: RunningSandbox, daysBack: number): string {
+  return new Date(sandbox.world.now + 9 * 3600_000 - daysBack * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
 }
 
 describe.skipIf(skipPostgres())("team mode: serve --http with the ledger in PostgreSQL", () => {
@@ -207,13 +215,16 @@ describe.skipIf(skipPostgres())("team mode: serve --http with the ledger in Post
         () => undefined,
       );
       const polls = sandbox.faults.requestCounts.get_export_job;
-      await waitFor(
+      await waitUntil(
         () => sandbox.faults.requestCounts.create_export_job === created + 1,
-        10_000,
+        "carol's job to be created",
       ).catch((error: unknown) => {
         throw new Error(`${String(error)}: ${JSON.stringify(early)}`);
       });
-      await waitFor(() => sandbox.faults.requestCounts.get_export_job > polls, 10_000);
+      await waitUntil(
+        () => sandbox.faults.requestCounts.get_export_job > polls,
+        "a poll of carol's job",
+      );
       first.child.kill("SIGKILL");
       await expect(doomed).rejects.toThrow();
       // The other process knows the job, who made it, and finishes it.
@@ -245,11 +256,3 @@ describe.skipIf(skipPostgres())("team mode: serve --http with the ledger in Post
     }
   }, 120_000);
 });
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -32,9 +32,15 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** `YYYY-MM-DD` of n days before today in KST (the sandbox application's zone). */
+/**
+ * `YYYY-MM-DD` of n days before the sandbox's start in KST (the sandbox application's zone):
+ * counted from the sandbox's clock rather than read again now, so a run that crosses midnight in
+ * Seoul still asks for days of the sandbox's data.
+ */
 function daysAgo(n: number): string {
-  return DateTime.now().setZone("Asia/Seoul").minus({ days: n }).toISODate() as string;
+  return DateTime.fromMillis(sandbox.world.now, { zone: "Asia/Seoul" })
+    .minus({ days: n })
+    .toISODate() as string;
 }
 
 class LineClient {
@@ -160,6 +166,7 @@ describe("the built bin over stdio", () => {
     } finally {
       child.stdin.end();
       await new Promise((resolve) => {
+        // A guard, not a wait: kills a server that does not exit, and the test then fails below.
         const timer = setTimeout(() => {
           child.kill("SIGKILL");
         }, 5000);
