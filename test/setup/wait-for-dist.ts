@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { vi } from "vitest";
 import { BUILD_STATUS_FILE } from "./build-status.js";
 
 /**
@@ -6,17 +7,15 @@ import { BUILD_STATUS_FILE } from "./build-status.js";
  * build-dist.ts has ended, and fails the file loudly when it failed or never ended.
  */
 const LIMIT_MS = 10 * 60_000;
-const started = Date.now();
-for (;;) {
-  const text = await readFile(BUILD_STATUS_FILE, "utf8").catch(() => undefined);
-  if (text !== undefined) {
-    const status = JSON.parse(text) as { ok: boolean; code: number | null; output: string };
-    if (!status.ok)
-      throw new Error(`npm run build failed (exit ${status.code}):\n${status.output}`);
-    break;
-  }
-  if (Date.now() - started > LIMIT_MS) {
-    throw new Error(`npm run build had not ended after ${LIMIT_MS / 60_000} minutes`);
-  }
-  await new Promise((resolve) => setTimeout(resolve, 200));
-}
+const text = await vi.waitFor(
+  async () => {
+    const found = await readFile(BUILD_STATUS_FILE, "utf8").catch(() => undefined);
+    if (found === undefined) {
+      throw new Error(`npm run build had not ended after ${LIMIT_MS / 60_000} minutes`);
+    }
+    return found;
+  },
+  { timeout: LIMIT_MS, interval: 200 },
+);
+const status = JSON.parse(text) as { ok: boolean; code: number | null; output: string };
+if (!status.ok) throw new Error(`npm run build failed (exit ${status.code}):\n${status.output}`);
