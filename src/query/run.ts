@@ -105,6 +105,8 @@ export async function withDeadline<T>(
   const timer = setTimeout(() => stop("timeout"), options.limits.timeoutSeconds * 1000);
   const onAbort = () => stop("cancelled");
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  // A cancel that came while the session was opening fired before the listener was there.
+  if (options.signal?.aborted === true) stop("cancelled");
   const stopped = () =>
     reason === "timeout"
       ? new QueryError(
