@@ -26,7 +26,7 @@ export function loadDuckDb(importer?: () => Promise<DuckDb>): Promise<DuckDb> {
 export function engineUnavailable(error: unknown): QueryError {
   const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
   return new QueryError(
-    `the SQL engine (DuckDB) could not be loaded on this platform (${process.platform}-${process.arch}): ${why}. DuckDB ships prebuilt bindings for Linux x64/arm64 (glibc and musl), macOS x64/arm64 and Windows x64/arm64; reinstall the package with npm on a supported platform. summarize_export does not need DuckDB and still works.`,
+    `the SQL engine (DuckDB) could not be loaded on this platform (${process.platform}-${process.arch}): ${why}. DuckDB ships prebuilt bindings for Linux x64/arm64, macOS x64/arm64 and Windows x64. From an MCP Bundle, install the one built for this machine (crm-insights-mcp-${process.platform}-${process.arch}.mcpb); from npm, reinstall the package on this machine (npm ci or npm install), so npm fetches its binding. summarize_export does not need DuckDB and still works.`,
     "engine_unavailable",
   );
 }

@@ -19,6 +19,8 @@ describe("loading DuckDB", () => {
     const text = errorText(error, "query_export");
     expect(text).toContain("could not be loaded on this platform");
     expect(text).toContain("Linux x64/arm64");
+    // A bundle user cannot run npm: the text names the bundle for this machine.
+    expect(text).toContain(`crm-insights-mcp-${process.platform}-${process.arch}.mcpb`);
     expect(text).toContain("summarize_export does not need DuckDB");
     // Not cached: the real binding loads on the next call.
     const duck = await loadDuckDb();
