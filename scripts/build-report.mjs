@@ -21,6 +21,8 @@ const result = await build({
   target: ["es2022"],
   write: false,
   legalComments: "none",
+  // Korean words as UTF-8 (3 bytes a syllable), not as escapes (6 bytes).
+  charset: "utf8",
   plugins: [onlyEnglishZodLocales],
   logLevel: "warning",
 });

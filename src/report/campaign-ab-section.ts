@@ -1,7 +1,7 @@
 import type { CampaignSummary } from "../analysis/schemas.js";
-import { percent } from "../format.js";
+import type { ReportText } from "./i18n/index.js";
 import type { Section } from "./model.js";
-import { formatP } from "./value-text.js";
+import { pCell, verdictLabel } from "./value-text.js";
 
 /** The campaign report's A/B section: rates by group and the 95% interval of each difference. */
 
@@ -22,43 +22,48 @@ export function differenceInterval(
   return { difference: d, low: d - Z95 * se, high: d + Z95 * se };
 }
 
-export function abSection(s: CampaignSummary): Section {
+export function abSection(s: CampaignSummary, t: ReportText): Section {
+  const { m, f } = t;
+  const c = m.campaign;
+  const pct = (v: number | null) => f.value(v, "percent", m.page.missing);
   const groups = s.ab_test?.groups ?? [];
-  const section: Section = { id: "ab", title: "A/B test", text: [], charts: [], tables: [] };
+  const section: Section = { id: "ab", title: c.ab, text: [], charts: [], tables: [] };
   if (groups.length < 2) {
-    section.text.push("One send group: no A/B comparison.");
+    section.text.push(c.oneGroup);
   } else {
     section.charts.push({
       id: "ab-rates",
-      title: "Rates by group",
+      title: c.ratesByGroup,
       type: "bar",
-      categoryLabel: "Group",
+      categoryLabel: c.group,
       categories: groups.map((g) => g.group),
       series: [
-        { name: "Open rate (users)", values: groups.map((g) => g.open_rate_users) },
-        {
-          name: "Conversion rate of openers",
-          values: groups.map((g) => g.conversion_rate_by_opens),
-        },
+        { name: c.openRateUsers, values: groups.map((g) => g.open_rate_users) },
+        { name: c.conversionOfOpeners, values: groups.map((g) => g.conversion_rate_by_opens) },
       ],
       format: "percent",
     });
   }
   const byName = new Map(groups.map((g) => [g.group, g]));
+  // A group compared with all the others is named so by the analysis, in its own words.
+  const versusName = (versus: string) => (byName.has(versus) ? versus : c.otherGroups);
   const categories: string[] = [];
   const est: Array<number | null> = [];
   const low: Array<number | null> = [];
   const high: Array<number | null> = [];
   const verdicts: string[][] = [];
-  for (const c of s.ab_test?.comparisons ?? []) {
-    const g = byName.get(c.group);
+  for (const comparison of s.ab_test?.comparisons ?? []) {
+    const g = byName.get(comparison.group);
     const others = groups.filter(
-      (o) => o.group !== c.group && (c.versus === o.group || !byName.has(c.versus)),
+      (o) =>
+        o.group !== comparison.group &&
+        (comparison.versus === o.group || !byName.has(comparison.versus)),
     );
     if (g === undefined || others.length === 0) continue;
-    const sum = (f: (x: (typeof groups)[number]) => number) => others.reduce((a, o) => a + f(o), 0);
+    const sum = (pick: (x: (typeof groups)[number]) => number) =>
+      others.reduce((a, o) => a + pick(o), 0);
     const ci =
-      c.metric === "open_rate"
+      comparison.metric === "open_rate"
         ? differenceInterval(
             sum((o) => o.opened_users),
             sum((o) => o.received_users),
@@ -71,57 +76,75 @@ export function abSection(s: CampaignSummary): Section {
             g.converted_openers,
             g.open_users,
           );
-    const label = `${c.metric === "open_rate" ? "Open rate" : "Conversion rate"}: ${c.group} − ${c.versus}`;
-    categories.push(label);
-    est.push(ci?.difference ?? null);
-    low.push(ci?.low ?? null);
-    high.push(ci?.high ?? null);
-    verdicts.push([label, percent(c.rate), percent(c.versus_rate), formatP(c.p_value), c.verdict]);
-  }
-  const control = s.ab_test?.control;
-  if (control?.comparison) {
-    const received = groups.reduce((a, g) => a + g.received_users, 0);
-    const ci = differenceInterval(
-      control.converted_users,
-      control.assigned_users,
-      Math.round(control.send_groups_conversion_rate * received),
-      received,
+    const label = (comparison.metric === "open_rate" ? c.openRateDiff : c.conversionDiff)(
+      comparison.group,
+      versusName(comparison.versus),
     );
-    const label = `Conversion per user: send groups − ${control.comparison.versus}`;
     categories.push(label);
     est.push(ci?.difference ?? null);
     low.push(ci?.low ?? null);
     high.push(ci?.high ?? null);
     verdicts.push([
       label,
-      percent(control.comparison.rate),
-      percent(control.comparison.versus_rate),
-      formatP(control.comparison.p_value),
-      control.comparison.verdict,
+      pct(comparison.rate),
+      pct(comparison.versus_rate),
+      pCell(t, comparison.p_value),
+      verdictLabel(t, comparison.p_value, comparison.significant),
+    ]);
+  }
+  const control = s.ab_test?.control;
+  const received = groups.reduce((a, g) => a + g.received_users, 0);
+  if (control?.comparison) {
+    const ci = differenceInterval(
+      control.converted_users,
+      control.assigned_users,
+      Math.round(control.send_groups_conversion_rate * received),
+      received,
+    );
+    const label = c.controlDiff(control.comparison.versus);
+    categories.push(label);
+    est.push(ci?.difference ?? null);
+    low.push(ci?.low ?? null);
+    high.push(ci?.high ?? null);
+    verdicts.push([
+      label,
+      pct(control.comparison.rate),
+      pct(control.comparison.versus_rate),
+      pCell(t, control.comparison.p_value),
+      verdictLabel(t, control.comparison.p_value, control.comparison.significant),
     ]);
   }
   if (categories.length > 0) {
     section.charts.push({
       id: "ab-difference",
-      title: "Difference between groups, with 95% confidence interval",
+      title: c.difference,
       type: "interval",
-      categoryLabel: "Comparison",
+      categoryLabel: c.comparison,
       categories,
       series: [
-        { name: "Difference (points)", values: est },
-        { name: "Low", values: low },
-        { name: "High", values: high },
+        { name: c.differencePoints, values: est },
+        { name: c.low, values: low },
+        { name: c.high, values: high },
       ],
       format: "percent",
-      note: "An interval that crosses 0 means the file cannot tell the groups apart.",
+      note: c.crossesZero,
     });
     section.tables.push({
-      caption: "Significance tests (two-proportion z-test)",
-      columns: ["Comparison", "Rate", "Versus", "p-value", "Verdict"],
+      caption: c.tests,
+      columns: [c.comparison, c.rate, c.versus, m.stats.pValue, m.stats.verdict],
       rows: verdicts,
       numeric: [false, true, true, true, false],
     });
   }
-  if (control) section.text.push(control.note);
+  if (control) {
+    // What the comparison can say: the analysis' three cases, told apart by the same counts.
+    section.text.push(
+      control.comparison
+        ? c.controlCaveat
+        : (s.totals?.control_conversions ?? 0) === 0
+          ? c.controlNoConversions
+          : c.controlNoReceived,
+    );
+  }
   return section;
 }

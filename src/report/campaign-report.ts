@@ -1,7 +1,7 @@
-import { roundRowsPhrase } from "../analysis/round-rows.js";
 import type { CampaignSummary } from "../analysis/schemas.js";
-import { formatCount, money, percent, truncate } from "../format.js";
+import { truncate } from "../format.js";
 import { abSection } from "./campaign-ab-section.js";
+import { counted, fileValue, moneyText, type ReportText } from "./i18n/index.js";
 import type { Chart, Kpi, ReportModel, ReportPlace, Section } from "./model.js";
 import { fileName, leftOut, notDrawn } from "./value-text.js";
 
@@ -11,161 +11,194 @@ import { fileName, leftOut, notDrawn } from "./value-text.js";
 export const MAX_ROUNDS_CHARTED = 24;
 export const MAX_FAILURE_CODES = 15;
 
-function roundLabel(r: { task_id: string; scheduled_at: string; group: string }): string {
-  const when = r.scheduled_at.slice(5, 16);
+/** A round's bar: its task, when it was scheduled (in the page's locale) and its group. */
+function roundLabel(
+  t: ReportText,
+  r: { task_id: string; scheduled_at: string; group: string },
+): string {
+  const when = t.f.localTime(r.scheduled_at, true);
   return `${truncate(r.task_id, 14)} ${when}${r.group === "" ? "" : ` ${r.group}`}`;
 }
 
-export function campaignReport(s: CampaignSummary, place: ReportPlace): ReportModel {
-  const t = s.totals;
+export function campaignReport(s: CampaignSummary, place: ReportPlace, t: ReportText): ReportModel {
+  const { m, f } = t;
+  const c = m.campaign;
+  const total = s.totals;
   const sendGroupRevenue = Object.fromEntries(
-    (s.revenue?.send_group_by_currency ?? []).map((c) => [c.currency, c.amount]),
+    (s.revenue?.send_group_by_currency ?? []).map((x) => [x.currency, x.amount]),
   );
+  const pct = (v: number | null | undefined) => f.value(v, "percent", m.page.missing);
+  const count = (v: number) => f.value(v, "count");
   const kpis: Kpi[] = [
-    { label: "Rows", value: formatCount(s.rows) },
-    { label: "Sent", value: formatCount(t.sent) },
+    { label: c.rows, value: count(s.rows) },
+    { label: c.sent, value: count(total.sent) },
     {
-      label: "Received",
-      value: formatCount(t.received),
-      note: `${percent(t.success_rate)} success`,
+      label: c.received,
+      value: count(total.received),
+      note: c.successNote(pct(total.success_rate)),
     },
-    { label: "Opens", value: formatCount(t.opens), note: `${percent(t.open_rate)} of received` },
+    { label: c.opens, value: count(total.opens), note: c.ofReceived(pct(total.open_rate)) },
     {
-      label: "Conversions (send groups)",
-      value: formatCount(t.send_group_conversions ?? t.conversions),
-      note: `${percent(t.conversion_rate)} of opens`,
+      label: c.sendGroupConversions,
+      value: count(total.send_group_conversions ?? total.conversions),
+      note: c.ofOpens(pct(total.conversion_rate)),
     },
-    { label: "Revenue (send groups)", value: money(sendGroupRevenue) },
+    { label: c.sendGroupRevenue, value: moneyText(t, sendGroupRevenue) },
   ];
   const sections: Section[] = [
-    funnelSection(s, place),
-    abSection(s),
-    timingSection(s),
-    failureSection(s, place),
+    funnelSection(s, place, t),
+    abSection(s, t),
+    timingSection(s, t),
+    failureSection(s, place, t),
   ];
+  const first = s.schedule?.first_scheduled_at ?? null;
+  const last = s.schedule?.last_scheduled_at ?? first;
   return {
     kind: "campaign_event_data",
-    title: `Campaign export: ${fileName(s.file.path)}`,
-    subtitle: s.summary,
+    title: c.title(fileName(s.file.path)),
+    subtitle: c.subtitle(
+      counted(t, s.rows),
+      counted(t, s.schedule?.send_rounds ?? s.rounds.length),
+      first === null || last === null ? undefined : c.span(f.localTime(first), f.localTime(last)),
+    ),
     kpis,
     sections: sections.filter(
       (x) => x.charts.length > 0 || x.tables.length > 0 || x.text.length > 0,
     ),
-    notes: s.warnings,
+    notes: [...(s.warnings ?? [])],
   };
 }
 
-function funnelSection(s: CampaignSummary, place: ReportPlace): Section {
+function funnelSection(s: CampaignSummary, place: ReportPlace, t: ReportText): Section {
+  const c = t.m.campaign;
   const rounds = s.rounds.slice(-MAX_ROUNDS_CHARTED);
   const chart: Chart = {
     id: "funnel",
-    title: "Delivery funnel per round and group",
+    title: c.funnelChart,
     type: "bar",
-    categoryLabel: "Round (task, scheduled, group)",
-    categories: rounds.map(roundLabel),
+    categoryLabel: c.roundAxis,
+    categories: rounds.map((r) => roundLabel(t, r)),
     series: [
-      { name: "Sent", values: rounds.map((r) => r.sent) },
-      { name: "Received", values: rounds.map((r) => r.received) },
-      { name: "Failed", values: rounds.map((r) => r.failed) },
-      { name: "Opens", values: rounds.map((r) => r.opens) },
-      { name: "Conversions", values: rounds.map((r) => r.conversions) },
+      { name: c.sent, values: rounds.map((r) => r.sent) },
+      { name: c.received, values: rounds.map((r) => r.received) },
+      { name: c.failed, values: rounds.map((r) => r.failed), failure: true },
+      { name: c.opens, values: rounds.map((r) => r.opens) },
+      { name: c.conversions, values: rounds.map((r) => r.conversions) },
     ],
     format: "count",
   };
-  // Bars are rounds and groups; the earlier ones left out are counted as what they are.
+  // Bars are rounds and groups; the earlier ones left out are counted as what they are: rows of
+  // rounds[] (one per round and group) and the send rounds they belong to.
   const earlier = s.rounds.slice(0, s.rounds.length - rounds.length);
   if (earlier.length > 0) {
-    chart.note = notDrawn(`the earlier ${roundRowsPhrase(earlier)}`, place, "summary");
+    const sends = new Set(earlier.map((r) => JSON.stringify([r.task_id, r.scheduled_at]))).size;
+    const what = t.m.notes.earlierRounds(counted(t, earlier.length), counted(t, sends));
+    chart.note = notDrawn(t, what, place, "summary");
   }
+  const when = (v: string | null | undefined) =>
+    v === null || v === undefined ? t.m.page.missing : t.f.localTime(v);
   return {
     id: "funnel",
-    title: "Delivery funnel",
+    title: c.funnel,
     text: [
-      `${formatCount(s.schedule?.send_rounds ?? s.rounds.length)} send round(s) from ${s.schedule?.first_scheduled_at ?? "-"} to ${s.schedule?.last_scheduled_at ?? "-"}; counts are event rows.`,
+      c.funnelText(
+        counted(t, s.schedule?.send_rounds ?? s.rounds.length),
+        when(s.schedule?.first_scheduled_at),
+        when(s.schedule?.last_scheduled_at),
+      ),
     ],
     charts: [chart],
     tables: [],
   };
 }
 
-function timingSection(s: CampaignSummary): Section {
+function timingSection(s: CampaignSummary, t: ReportText): Section {
+  const c = t.m.campaign;
   const timing = s.timing;
-  const section: Section = {
-    id: "timing",
-    title: "When people open",
-    text: [],
-    charts: [],
-    tables: [],
-  };
+  const section: Section = { id: "timing", title: c.timing, text: [], charts: [], tables: [] };
   if (!timing) return section;
   section.charts.push({
     id: "opens-by-hour",
-    title: `Opens by hour of day (${timing.time_zone})`,
+    title: c.opensByHour(timing.time_zone),
     type: "bar",
-    categoryLabel: "Hour",
+    categoryLabel: c.hour,
     categories: timing.opens_by_hour.map((_, h) => String(h).padStart(2, "0")),
-    series: [{ name: "Opens", values: timing.opens_by_hour }],
+    series: [{ name: c.opens, values: timing.opens_by_hour }],
     format: "count",
   });
   const r = timing.receipt_to_first_open;
   if (r.pairs > 0) {
     section.charts.push({
       id: "first-open",
-      title: "Time from receipt to first open",
+      title: c.firstOpen,
       type: "hbar",
-      categoryLabel: "Statistic",
-      categories: ["Median", "90th percentile"],
-      series: [{ name: "Time", values: [r.median_seconds, r.p90_seconds] }],
+      categoryLabel: c.statistic,
+      categories: [c.median, c.p90],
+      series: [{ name: c.time, values: [r.median_seconds, r.p90_seconds] }],
       format: "seconds",
-      note: `${formatCount(r.pairs)} users who received and opened${r.opens_before_receipt > 0 ? `; ${formatCount(r.opens_before_receipt)} opens logged before their receipt were left out` : ""}.`,
+      note: c.firstOpenNote(counted(t, r.pairs), counted(t, r.opens_before_receipt)),
     });
   } else {
-    section.text.push("No user both received and opened a message: no time to first open.");
+    section.text.push(c.noFirstOpen);
   }
   return section;
 }
 
-function failureSection(s: CampaignSummary, place: ReportPlace): Section {
-  const section: Section = { id: "failures", title: "Failures", text: [], charts: [], tables: [] };
+function failureSection(s: CampaignSummary, place: ReportPlace, t: ReportText): Section {
+  const { m, f } = t;
+  const c = m.campaign;
+  const section: Section = { id: "failures", title: c.failures, text: [], charts: [], tables: [] };
   const failures = s.failures ?? s.error_codes.map((e) => ({ ...e, sample_message: "" }));
   if (failures.length === 0) {
-    section.text.push("No failed sends.");
+    section.text.push(c.noFailures);
   } else {
     const shown = failures.slice(0, MAX_FAILURE_CODES);
     const chart: Chart = {
       id: "failures-by-code",
-      title: "Failures by error code",
+      title: c.failuresByCode,
       type: "hbar",
-      categoryLabel: "Error code",
-      categories: shown.map((f) => f.error_code || "(none)"),
-      series: [{ name: "Failures", values: shown.map((f) => f.count) }],
+      categoryLabel: c.errorCode,
+      categories: shown.map((x) => fileValue(t, x.error_code)),
+      series: [{ name: c.failuresSeries, values: shown.map((x) => x.count), failure: true }],
       format: "count",
     };
-    const more = leftOut(failures.length, shown.length, "error codes", place, "summary");
+    const more = leftOut(
+      t,
+      failures.length,
+      shown.length,
+      m.notes.moreErrorCodes,
+      place,
+      "summary",
+    );
     if (more !== undefined) chart.note = more;
     section.charts.push(chart);
     section.tables.push({
-      caption: "Error codes with a sample message (carrier text)",
-      columns: ["Error code", "Failures", "Sample message"],
-      rows: shown.map((f) => [f.error_code || "(none)", formatCount(f.count), f.sample_message]),
+      caption: c.samples,
+      columns: [c.errorCode, c.failuresSeries, c.sampleMessage],
+      rows: shown.map((x) => [
+        fileValue(t, x.error_code),
+        f.value(x.count, "count"),
+        x.sample_message,
+      ]),
       numeric: [false, true, false],
     });
   }
   const channels = s.delivery?.by_channel ?? [];
   if (channels.length > 0) {
+    const name = (x: { channel: string }) => fileValue(t, x.channel);
     section.charts.push({
       id: "delivery-by-channel",
-      title: "Delivery by channel",
+      title: c.byChannel,
       type: "bar",
-      categoryLabel: "Channel",
-      categories: channels.map((c) => c.channel || "(none)"),
+      categoryLabel: c.channel,
+      categories: channels.map(name),
       series: [
-        { name: "Received", values: channels.map((c) => c.received) },
-        { name: "Failed", values: channels.map((c) => c.failed) },
+        { name: c.received, values: channels.map((x) => x.received) },
+        { name: c.failed, values: channels.map((x) => x.failed), failure: true },
       ],
       format: "count",
       note: channels
-        .map((c) => `${c.channel || "(none)"} ${percent(c.success_rate)} success`)
+        .map((x) => c.channelSuccess(name(x), f.value(x.success_rate, "percent", m.page.missing)))
         .join(", "),
     });
   }

@@ -4,20 +4,31 @@ import { AnalysisError, summarizeFile } from "../analysis/index.js";
 import { type AnalysisSettings, ConfigError, loadAnalysisSettings } from "../config.js";
 import { formatBytes } from "../format.js";
 import { reportHtmlWithData } from "./html.js";
+import { defaultLang, isLang, type Lang } from "./i18n/lang.js";
 
-const USAGE =
-  "Usage: crm-insights-mcp report FILE --out PATH.html [--conversion-event-type TYPE]\n";
+const USAGE = `Usage: crm-insights-mcp report FILE --out PATH.html [--lang ko|en] [--conversion-event-type TYPE]
+  --lang  the page's language; by default Korean when CRM_TIME_ZONE is Asia/Seoul (its default), else English
+`;
 
 /** `crm-insights-mcp report FILE --out PATH.html`: the report page with the summary written in. */
 export async function runReportCommand(args: string[]): Promise<number> {
   let out: string | undefined;
   let conversionEventType: string | undefined;
+  let lang: Lang | undefined;
   const files: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--out" || arg === "-o") {
       out = args[++i];
       if (out === undefined) return usage("--out needs a path.");
+    } else if (arg === "--lang") {
+      const value = args[++i];
+      if (!isLang(value)) {
+        return usage(
+          `--lang takes ko or en${value === undefined ? "" : ` (got ${JSON.stringify(value)})`}.`,
+        );
+      }
+      lang = value;
     } else if (arg === "--conversion-event-type") {
       conversionEventType = args[++i];
       if (conversionEventType === undefined) return usage("--conversion-event-type needs a value.");
@@ -48,7 +59,7 @@ export async function runReportCommand(args: string[]): Promise<number> {
       timeZone: settings.timeZone,
       maxBytes: settings.maxDownloadBytes,
     });
-    const html = await reportHtmlWithData(summary);
+    const html = await reportHtmlWithData(summary, lang ?? defaultLang(settings.timeZone));
     await writeFile(out, html);
     process.stdout.write(
       `Wrote ${out} (${formatBytes(Buffer.byteLength(html))}): ${summary.summary}\n`,

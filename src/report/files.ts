@@ -5,6 +5,7 @@ import type { SummaryResult } from "../analysis/schemas.js";
 import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { formatBytes } from "../format.js";
 import { reportHtmlWithData } from "./html.js";
+import type { Lang } from "./i18n/lang.js";
 
 /**
  * HTML reports summarize_export writes on request (`report: true`) into the data folder's
@@ -20,8 +21,11 @@ export function reportsDir(dataDir: string): string {
   return join(dataDir, "reports");
 }
 
-/** One file per source file and options: a report asked for twice is written over, not twice. */
-export function reportFileName(summary: SummaryResult): string {
+/**
+ * One file per source file, options and language: a report asked for twice is written over, not
+ * twice; the same export in Korean and in English is two files.
+ */
+export function reportFileName(summary: SummaryResult, lang: Lang): string {
   const source = summary.file.path;
   const stem =
     basename(source, extname(source))
@@ -29,8 +33,8 @@ export function reportFileName(summary: SummaryResult): string {
       .slice(0, 80) || "export";
   const key =
     summary.kind === "campaign_event_data"
-      ? `${source}|${summary.conversion_event_type.types.join(",")}`
-      : source;
+      ? `${source}|${summary.conversion_event_type.types.join(",")}|${lang}`
+      : `${source}|${lang}`;
   const hash = createHash("sha256").update(key).digest("hex").slice(0, 8);
   return `${stem}-${hash}.html`;
 }
@@ -38,10 +42,11 @@ export function reportFileName(summary: SummaryResult): string {
 export async function writeReportFile(
   dataDir: string,
   summary: SummaryResult,
+  lang: Lang,
 ): Promise<{ path: string; bytes: number; link: ResourceLink }> {
-  const name = reportFileName(summary);
+  const name = reportFileName(summary, lang);
   const path = join(reportsDir(dataDir), name);
-  const html = await reportHtmlWithData(summary);
+  const html = await reportHtmlWithData(summary, lang);
   await writeFileAtomic(path, html);
   const bytes = Buffer.byteLength(html);
   return {

@@ -1,4 +1,5 @@
-import { formatCount, money, percent, truncate } from "../format.js";
+import { truncate } from "../format.js";
+import { counted, moneyText, type ReportText } from "./i18n/index.js";
 import type { Kpi, ReportModel, ReportPlace, Section } from "./model.js";
 import { leftOut } from "./value-text.js";
 
@@ -22,7 +23,7 @@ interface MetricsSums {
 }
 
 export interface CampaignMetricsData {
-  window?: { kst?: string };
+  window?: { kst?: string; utc?: { from: string; to: string } };
   matched_campaigns?: number;
   more_not_shown?: number;
   campaigns: Array<
@@ -42,134 +43,127 @@ export interface CampaignMetricsData {
   tasks_not_shown?: number;
 }
 
-export function metricsReport(m: CampaignMetricsData, place: ReportPlace): ReportModel {
-  const t = m.totals;
+/** The service's zone: campaign_metrics windows and rounds are read in KST. */
+const KST = "Asia/Seoul";
+
+export function metricsReport(
+  data: CampaignMetricsData,
+  place: ReportPlace,
+  t: ReportText,
+): ReportModel {
+  const { m, f } = t;
+  const c = m.metrics;
+  const total = data.totals;
+  const count = (v: number) => f.value(v, "count");
   const kpis: Kpi[] = [
-    { label: "Campaigns", value: formatCount(m.matched_campaigns ?? m.campaigns.length) },
-    { label: "Rounds", value: formatCount(t.task_count) },
-    { label: "Sent", value: formatCount(t.sent_count) },
-    { label: "Received", value: formatCount(t.received_count) },
-    { label: "Open rate", value: percent(t.computed_open_rate), note: "opens / received" },
-    { label: "Purchases", value: formatCount(t.purchase_count) },
-    { label: "Revenue", value: money(t.revenue) },
+    { label: c.campaigns, value: count(data.matched_campaigns ?? data.campaigns.length) },
+    { label: c.rounds, value: count(total.task_count) },
+    { label: c.sent, value: count(total.sent_count) },
+    { label: c.received, value: count(total.received_count) },
+    {
+      label: c.openRate,
+      value: f.value(total.computed_open_rate, "percent", m.page.missing),
+      note: c.opensPerReceived,
+    },
+    { label: c.purchases, value: count(total.purchase_count) },
+    { label: c.revenue, value: moneyText(t, total.revenue) },
   ];
-  const shown = m.campaigns.slice(0, MAX_CAMPAIGNS_CHARTED);
-  const label = (c: { name: string; _id: string }) => truncate(c.name || c._id, 26);
-  const ranked: Section = {
-    id: "campaigns",
-    title: "Campaigns ranked",
-    text: [],
-    charts: [],
-    tables: [],
-  };
-  if (shown.length === 0) ranked.text.push("No campaign has rounds in this window.");
+  const shown = data.campaigns.slice(0, MAX_CAMPAIGNS_CHARTED);
+  const label = (x: { name: string; _id: string }) => truncate(x.name || x._id, 26);
+  const ranked: Section = { id: "campaigns", title: c.ranked, text: [], charts: [], tables: [] };
+  if (shown.length === 0) ranked.text.push(c.noCampaigns);
   else {
-    const more = leftOut(m.campaigns.length, shown.length, "campaigns", place, "metrics");
-    const notShown = m.more_not_shown ?? 0;
+    const more = leftOut(
+      t,
+      data.campaigns.length,
+      shown.length,
+      m.notes.moreCampaigns,
+      place,
+      "metrics",
+    );
+    const notShown = data.more_not_shown ?? 0;
+    const notes = [more, notShown > 0 ? c.notReturned(counted(t, notShown)) : undefined].filter(
+      (n): n is string => n !== undefined,
+    );
     ranked.charts.push({
       id: "campaign-volume",
-      title: "Sent and received per campaign",
+      title: c.volume,
       type: "hbar",
-      categoryLabel: "Campaign",
+      categoryLabel: c.campaign,
       categories: shown.map(label),
       series: [
-        { name: "Sent", values: shown.map((c) => c.sent_count) },
-        { name: "Received", values: shown.map((c) => c.received_count) },
+        { name: c.sent, values: shown.map((x) => x.sent_count) },
+        { name: c.received, values: shown.map((x) => x.received_count) },
       ],
       format: "count",
-      ...(more !== undefined || notShown > 0
-        ? {
-            note: [
-              more,
-              notShown > 0
-                ? `${formatCount(notShown)} matching campaigns not returned (raise top_n).`
-                : "",
-            ]
-              .filter(Boolean)
-              .join(" "),
-          }
-        : {}),
+      ...(notes.length > 0 ? { note: notes.join(" ") } : {}),
     });
     ranked.charts.push({
       id: "campaign-rates",
-      title: "Open and conversion rate per campaign",
+      title: c.rates,
       type: "hbar",
-      categoryLabel: "Campaign",
+      categoryLabel: c.campaign,
       categories: shown.map(label),
       series: [
-        { name: "Open rate", values: shown.map((c) => c.computed_open_rate) },
-        {
-          name: "Conversion rate (by opens)",
-          values: shown.map((c) => c.computed_conversion_rate),
-        },
+        { name: c.openRate, values: shown.map((x) => x.computed_open_rate) },
+        { name: c.conversionRate, values: shown.map((x) => x.computed_conversion_rate) },
       ],
       format: "percent",
     });
     ranked.tables.push({
-      caption: "Campaigns with their IDs, rounds and money",
-      columns: ["Campaign", "_id", "Type", "A/B", "Rounds", "Purchases", "Revenue", "Cost"],
-      rows: shown.map((c) => [
-        c.name,
-        c._id,
-        c.schedule_type,
-        c.is_ab_test ? "A/B" : "",
-        formatCount(c.task_count),
-        formatCount(c.purchase_count),
-        money(c.revenue),
-        money(c.cost),
+      caption: c.table,
+      columns: [c.campaign, c.id, c.type, c.ab, c.rounds, c.purchases, c.revenue, c.cost],
+      rows: shown.map((x) => [
+        x.name,
+        x._id,
+        x.schedule_type,
+        x.is_ab_test ? c.ab : "",
+        count(x.task_count),
+        count(x.purchase_count),
+        moneyText(t, x.revenue),
+        moneyText(t, x.cost),
       ]),
       numeric: [false, false, false, false, true, true, true, true],
     });
   }
-  const rounds: Section = {
-    id: "rounds",
-    title: "Rounds over time",
-    text: [],
-    charts: [],
-    tables: [],
-  };
-  const tasks = [...(m.tasks ?? [])].sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at));
-  if (m.tasks === undefined) {
-    rounds.text.push(
-      'Call campaign_metrics with "include_tasks": true to see each round over time.',
-    );
+  const rounds: Section = { id: "rounds", title: c.overTime, text: [], charts: [], tables: [] };
+  const tasks = [...(data.tasks ?? [])].sort((a, b) =>
+    a.scheduled_at.localeCompare(b.scheduled_at),
+  );
+  if (data.tasks === undefined) {
+    rounds.text.push(c.askTasks);
   } else if (tasks.length === 0) {
-    rounds.text.push("No rounds returned.");
+    rounds.text.push(c.noRounds);
   } else {
     const recent = tasks.slice(-MAX_TASKS_CHARTED);
-    const names = new Map(m.campaigns.map((c) => [c._id, c.name]));
-    const more = tasks.length - recent.length + (m.tasks_not_shown ?? 0);
+    const names = new Map(data.campaigns.map((x) => [x._id, x.name]));
+    const more = tasks.length - recent.length + (data.tasks_not_shown ?? 0);
     rounds.charts.push({
       id: "rounds-over-time",
-      title: "Rounds over time",
+      title: c.overTime,
       type: "bar",
-      categoryLabel: "Scheduled (KST)",
+      categoryLabel: c.scheduled,
       categories: recent.map(
         (x) =>
-          `${kstMinute(x.scheduled_at)} ${truncate(names.get(x.campaign_id) ?? x.campaign_id, 14)}`,
+          `${f.instant(x.scheduled_at, KST, true)} ${truncate(names.get(x.campaign_id) ?? x.campaign_id, 14)}`,
       ),
       series: [
-        { name: "Received", values: recent.map((x) => x.received_count) },
-        { name: "Opens", values: recent.map((x) => x.open_count) },
-        { name: "Purchases", values: recent.map((x) => x.purchase_count) },
+        { name: c.received, values: recent.map((x) => x.received_count) },
+        { name: c.opens, values: recent.map((x) => x.open_count) },
+        { name: c.purchases, values: recent.map((x) => x.purchase_count) },
       ],
       format: "count",
-      ...(more > 0 ? { note: `${formatCount(more)} earlier round(s) not drawn.` } : {}),
+      ...(more > 0 ? { note: c.earlierRounds(counted(t, more)) } : {}),
     });
   }
+  const window = data.window?.utc;
   return {
     kind: "campaign_metrics",
-    title: "Campaign metrics",
-    subtitle: m.window?.kst === undefined ? "" : `Window ${m.window.kst}`,
+    title: c.title,
+    subtitle:
+      window === undefined ? "" : c.window(f.instant(window.from, KST), f.instant(window.to, KST)),
     kpis,
     sections: [ranked, rounds],
     notes: [],
   };
-}
-
-/** "2026-11-20T10:00:00Z" as "11-20 19:00" in KST (the service's zone; fixed +9, no DST). */
-function kstMinute(iso: string): string {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return iso.slice(5, 16);
-  return new Date(ms + 9 * 3600_000).toISOString().slice(5, 16).replace("T", " ");
 }

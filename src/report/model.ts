@@ -1,8 +1,8 @@
 import type { CampaignSummary, ScenarioSummary } from "../analysis/schemas.js";
 import { campaignReport } from "./campaign-report.js";
+import { counted, type ReportText, reportText, warningText } from "./i18n/index.js";
 import { type CampaignMetricsData, metricsReport } from "./metrics-report.js";
 import { scenarioReport } from "./scenario-report.js";
-import { formatValue, signed } from "./value-text.js";
 
 /**
  * What the report page draws, built from a tool's structuredContent: summarize_export (campaign
@@ -10,7 +10,8 @@ import { formatValue, signed } from "./value-text.js";
  * tests call it in Node. Every chart carries its own data, from which its table is made, so no
  * chart is without a table view. Each kind of result has its builder (campaign-report.ts,
  * scenario-report.ts, metrics-report.ts); this file holds the shapes they build and the table
- * view of a chart.
+ * view of a chart. Every word comes from the catalogue of the language asked for (i18n/), every
+ * figure is written by Intl in its locale.
  */
 
 export type ValueFormat = "count" | "number" | "percent" | "seconds";
@@ -25,6 +26,8 @@ export type ReportPlace = "file" | "view";
 export interface Series {
   name: string;
   values: Array<number | null>;
+  /** A count of failures: drawn in the failure colour. */
+  failure?: boolean;
 }
 
 export interface Chart {
@@ -76,25 +79,32 @@ export class ReportDataError extends Error {
   override name = "ReportDataError";
 }
 
-export function buildReport(data: unknown, place: ReportPlace): ReportModel {
+/**
+ * The model of a tool result, in the words and formats of `text` (by default English with en-US
+ * figures). The same data gives the same shape in every language: only the text differs.
+ */
+export function buildReport(
+  data: unknown,
+  place: ReportPlace,
+  text: ReportText = reportText(),
+): ReportModel {
   if (typeof data !== "object" || data === null) {
-    throw new ReportDataError("No report data: expected the structuredContent of a tool result.");
+    throw new ReportDataError(text.m.page.noReportData);
   }
   const record = data as Record<string, unknown>;
   let model: ReportModel;
   if (record.kind === "campaign_event_data") {
-    model = campaignReport(data as CampaignSummary, place);
+    model = campaignReport(data as CampaignSummary, place, text);
   } else if (record.kind === "scenario_daily_metrics") {
-    model = scenarioReport(data as ScenarioSummary);
+    model = scenarioReport(data as ScenarioSummary, text);
   } else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
-    model = metricsReport(data as CampaignMetricsData, place);
+    model = metricsReport(data as CampaignMetricsData, place, text);
   } else {
-    throw new ReportDataError(
-      "Unknown report data: expected the result of summarize_export or campaign_metrics.",
-    );
+    throw new ReportDataError(text.m.page.unknownData);
   }
   for (const chart of model.sections.flatMap((s) => s.charts)) alignSeries(chart);
-  const cut = budgetNote(record);
+  model.notes = model.notes.map((n) => warningText(n, text.m));
+  const cut = budgetNote(record, text);
   if (cut !== undefined) model.notes.unshift(cut);
   return model;
 }
@@ -114,27 +124,30 @@ function alignSeries(chart: Chart): void {
 }
 
 /** What the server's result budget left out (`truncated`, `more`), for the page's notes. */
-function budgetNote(record: Record<string, unknown>): string | undefined {
+function budgetNote(record: Record<string, unknown>, t: ReportText): string | undefined {
   if (record.truncated !== true) return undefined;
   const more = record.more as
     | { omitted?: Array<{ field: string; shown: number; total: number }>; full_result?: string }
     | undefined;
-  const lists = (more?.omitted ?? []).map((o) => `${o.field} ${o.shown} of ${o.total}`).join(", ");
-  return `This result was cut to fit the tool-result budget${lists === "" ? "" : ` (${lists})`}, so some charts show part of the data${more?.full_result === undefined ? "" : `; the whole result is the resource ${more.full_result}`}.`;
+  const lists = (more?.omitted ?? []).map((o) =>
+    t.m.notes.cutList(o.field, counted(t, o.shown), counted(t, o.total)),
+  );
+  return t.m.notes.budget(lists, more?.full_result);
 }
 
 /** The table view of a chart: one row per category, one column per series. */
-export function chartTable(chart: Chart): Table {
+export function chartTable(chart: Chart, t: ReportText = reportText()): Table {
   if (chart.type === "interval") {
     const [estimate, low, high] = chart.series;
+    const cell = (s: Series | undefined, i: number) => t.f.signed(s?.values[i], chart.format);
     return {
       caption: chart.title,
-      columns: [chart.categoryLabel, estimate?.name ?? "", "95% CI low", "95% CI high"],
+      columns: [chart.categoryLabel, estimate?.name ?? "", t.m.stats.ciLow, t.m.stats.ciHigh],
       rows: chart.categories.map((c, i) => [
-        c,
-        signed(estimate?.values[i] ?? null, chart.format),
-        signed(low?.values[i] ?? null, chart.format),
-        signed(high?.values[i] ?? null, chart.format),
+        t.f.categoryFull(c),
+        cell(estimate, i),
+        cell(low, i),
+        cell(high, i),
       ]),
       numeric: [false, true, true, true],
     };
@@ -143,8 +156,8 @@ export function chartTable(chart: Chart): Table {
     caption: chart.title,
     columns: [chart.categoryLabel, ...chart.series.map((s) => s.name)],
     rows: chart.categories.map((c, i) => [
-      c,
-      ...chart.series.map((s) => formatValue(s.values[i] ?? null, chart.format)),
+      t.f.categoryFull(c),
+      ...chart.series.map((s) => t.f.value(s.values[i], chart.format, t.m.page.missing)),
     ]),
     numeric: [false, ...chart.series.map(() => true)],
   };

@@ -1,71 +1,65 @@
-import { formatCount, formatNumber, percent } from "../format.js";
-import type { ReportPlace, ValueFormat } from "./model.js";
+import type { Count, ReportText } from "./i18n/index.js";
+import { counted } from "./i18n/index.js";
+import type { ReportPlace } from "./model.js";
 
-/** How the report writes a value, a p-value, a file name, and what a chart or table leaves out. */
-
-/** The value as shown in text and tables ("12.3%", "1,234", "4.2 min"); null as "-". */
-export function formatValue(value: number | null | undefined, format: ValueFormat): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return "-";
-  switch (format) {
-    case "count":
-      return formatCount(Math.round(value));
-    case "number":
-      return formatNumber(value);
-    case "percent":
-      return percent(value);
-    case "seconds":
-      return formatSeconds(value);
-  }
-}
-
-export function formatSeconds(seconds: number): string {
-  if (seconds < 90) return `${formatNumber(Math.round(seconds))} s`;
-  if (seconds < 5400) return `${(seconds / 60).toFixed(1)} min`;
-  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86_400).toFixed(1)} d`;
-}
-
-export function signed(value: number | null, format: ValueFormat): string {
-  if (value === null) return "-";
-  const text = formatValue(Math.abs(value), format);
-  return value < 0 ? `−${text}` : value > 0 ? `+${text}` : text;
-}
+/** How the report writes a p-value and its verdict, a file name, and what a chart leaves out. */
 
 export function fileName(path: string): string {
   return path.split(/[\\/]/).pop() ?? path;
 }
 
+/** What the page was drawn from: a summary of an export file, or a campaign_metrics result. */
+export type ReportSource = "summary" | "metrics";
+
 /** "Not drawn: 22 more campaigns; ..." (see notDrawn), or nothing when all are shown. */
 export function leftOut(
+  t: ReportText,
   total: number,
   shown: number,
-  what: string,
+  what: (n: Count) => string,
   place: ReportPlace,
   source: ReportSource,
 ): string | undefined {
-  return total > shown
-    ? notDrawn(`${formatCount(total - shown)} more ${what}`, place, source)
-    : undefined;
+  return total > shown ? notDrawn(t, what(counted(t, total - shown)), place, source) : undefined;
 }
-
-/** What the page was drawn from: a summary of an export file, or a campaign_metrics result. */
-export type ReportSource = "summary" | "metrics";
 
 /**
  * What a chart leaves out, and where to read all of it: in the view, the tool result beside it;
  * a file has nothing beside it, so it names what prints the whole list.
  */
-export function notDrawn(what: string, place: ReportPlace, source: ReportSource): string {
+export function notDrawn(
+  t: ReportText,
+  what: string,
+  place: ReportPlace,
+  source: ReportSource,
+): string {
+  const n = t.m.notes;
   const whole =
-    place === "view"
-      ? "the tool result has them all"
-      : source === "summary"
-        ? "`crm-insights-mcp summarize --json` on the export prints them all"
-        : "a campaign_metrics call for the same window returns them all";
-  return `Not drawn: ${what}; ${whole}.`;
+    place === "view" ? n.whereView : source === "summary" ? n.whereSummary : n.whereMetrics;
+  return n.notDrawn(what, whole);
 }
 
-export function formatP(p: number | null): string {
-  if (p === null) return "-";
-  return p < 0.001 ? "< 0.001" : p.toFixed(3);
+/** Below this a p-value is only said to be smaller. */
+const SMALLEST_P = 0.001;
+
+/** A p-value for a table cell ("0.042", "< 0.001"); none as "-". */
+export function pCell(t: ReportText, p: number | null): string {
+  if (p === null) return t.m.page.missing;
+  return p < SMALLEST_P
+    ? t.m.stats.pCell(t.f.decimal(SMALLEST_P, 3), true)
+    : t.m.stats.pCell(t.f.decimal(p, 3), false);
+}
+
+/** A p-value in a sentence ("p = 0.042", "p < 0.001"); none as undefined. */
+export function pText(t: ReportText, p: number | null): string | undefined {
+  if (p === null) return undefined;
+  return p < SMALLEST_P
+    ? t.m.stats.pText(t.f.decimal(SMALLEST_P, 3), true)
+    : t.m.stats.pText(t.f.decimal(p, 3), false);
+}
+
+/** The outcome of a test at 95%: significant, not, or no test for want of data. */
+export function verdictLabel(t: ReportText, p: number | null, significant: boolean): string {
+  if (p === null) return t.m.stats.notEnoughData;
+  return significant ? t.m.stats.significant : t.m.stats.notSignificant;
 }

@@ -15,6 +15,7 @@ import { jobIdParam, resultBase } from "../mcp/params.js";
 import { defineTool } from "../mcp/tool.js";
 import { ToolInputError } from "../mcp/tool-errors.js";
 import { writeReportFile } from "../report/files.js";
+import { defaultLang } from "../report/i18n/lang.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.
@@ -36,6 +37,7 @@ const inputSchema = z.strictObject({
     .boolean()
     .optional()
     .describe("true: also write the charts as an HTML file (crm-report:// link)."),
+  lang: z.enum(["ko", "en"]).optional().describe("Default ko in Asia/Seoul, else en."),
 });
 
 const campaign = campaignSummaryOutputSchema.omit({ kind: true, summary: true }).partial();
@@ -65,10 +67,10 @@ const outputSchema = z.object({
 export default defineTool({
   name: "summarize_export",
   title: "Summarize an export file",
-  description: `Summarize a campaign CSV or scenario XLSX export in one pass. Use after start_export/check_export (job_id), or on a file in the data folder.
-Campaign: rounds per task, time and group (sent, received, failed, opens, clicks, conversions, users), delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: node totals, daily trend, sheet checks, branch A vs B.
+  description: `Summarize a campaign CSV or scenario XLSX export. Use after start_export/check_export (job_id), or on a file in the data folder.
+Campaign: rounds per task, time and group, delivery per channel, failures by error code, revenue per currency, A/B test with control group, timing. Scenario: node totals, daily trend, sheet checks, branch A vs B.
 Limits: .csv/.xlsx; a ${sendsText(EXPORT_MAX_SENDS)}-send file (~700 MB) takes seconds. Other questions: query_export.
-Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "purchase"}`,
+Example: summarize_export {"job_id": "exp_abc123", "report": true}`,
   inputSchema,
   outputSchema,
   appView: REPORT_VIEW_URI,
@@ -119,7 +121,8 @@ Example: summarize_export {"job_id": "exp_abc123", "conversion_event_type": "pur
       ...(vsMetrics === undefined ? {} : { vs_campaign_metrics: vsMetrics }),
     };
     if (args.report === true) {
-      const report = await writeReportFile(runtime.config.dataDir, result);
+      const lang = args.lang ?? defaultLang(runtime.config.timeZone);
+      const report = await writeReportFile(runtime.config.dataDir, result, lang);
       return {
         structured: { ...structured, report_path: report.path },
         text: `${text}\nHTML report with charts: ${report.path} (${formatBytes(report.bytes)}; opens in any browser, no network needed).`,

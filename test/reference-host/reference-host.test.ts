@@ -130,13 +130,21 @@ interface HostSession {
   problems: string[];
 }
 
-/** The host page, as a person opens it, with everything it logs or fails to load recorded. */
-async function openHost(width: number, scheme: "light" | "dark"): Promise<HostSession> {
+/**
+ * The host page, as a person opens it, with everything it logs or fails to load recorded; the
+ * browser in `locale` (Chromium's own en-US unless given).
+ */
+async function openHost(
+  width: number,
+  scheme: "light" | "dark",
+  locale?: string,
+): Promise<HostSession> {
   const context = await browser.newContext({
     viewport: { width, height: 1400 },
     // A laptop's screen: label glyphs then have solid pixels to measure at every size.
     deviceScaleFactor: 2,
     colorScheme: scheme,
+    ...(locale === undefined ? {} : { locale }),
   });
   const problems: string[] = [];
   // Only the host's two origins and the MCP server; anything else would be a request the view
@@ -281,7 +289,9 @@ describe.skipIf(!HAS_BROWSER)(SUITE, () => {
         view,
         `[...document.querySelectorAll("[data-chart=funnel] .u-legend .u-value")].map((e) => e.textContent)`,
       );
-      expect(hovered[0]).toMatch(/^tsk_7814637a2… 03-01 10:00 그룹A$/);
+      // The browser's locale is en-US, and the host sends none: English, dates the US way.
+      expect(hovered[0]).toMatch(/^tsk_7814637a2… 3\/1, 10:00 그룹A$/);
+      expect(await view.textContent("h1")).toBe("Campaign export: campaign-long-ids.csv");
       expect(hovered.slice(1).every((v) => /^\d[\d,]*$/.test(v ?? ""))).toBe(true);
 
       await switchHostTheme(page, view, "dark");
@@ -315,6 +325,42 @@ describe.skipIf(!HAS_BROWSER)(SUITE, () => {
       expect(problems).toEqual([]);
       await context.close();
     }
+  });
+
+  it("a person whose browser is in ko-KR reads the view in Korean", async () => {
+    // The reference host puts no locale in its host context; the view then follows the browser's
+    // language (navigator.language), which is the host page's own.
+    const { context, page, problems } = await openHost(1280, "light", "ko-KR");
+    const view = await callTool(page, "summarize_export", { file: campaignCsv });
+    const result = await hostToolResult(page);
+    const seen = await inPage<{ lang: string; h1: string; h2: string[]; buttons: string[] }>(
+      view,
+      `({
+        lang: document.documentElement.lang,
+        h1: document.querySelector("h1").textContent,
+        h2: [...document.querySelectorAll("h2")].map((e) => e.textContent),
+        buttons: [...document.querySelectorAll("figure:has([data-chart=funnel]) .views button")].map((e) => e.textContent),
+      })`,
+    );
+    expect(seen).toEqual({
+      lang: "ko",
+      h1: "캠페인 내보내기: campaign-long-ids.csv",
+      h2: ["발송 퍼널", "A/B 테스트", "오픈 시간대", "발송 실패"],
+      buttons: ["차트", "표"],
+    });
+    const verdicts = await inPage<string[]>(
+      view,
+      `[...document.querySelectorAll("#section-ab .table-wrap:not([hidden]) tbody tr")].map((r) => r.lastElementChild.textContent)`,
+    );
+    expect(verdicts.length).toBeGreaterThan(0);
+    for (const v of verdicts) expect(v).toMatch(/^유의(함|하지 않음) \(95% 신뢰수준\)$/);
+    await expectDrawnAndReadable(view, result.structuredContent, "campaign ko-KR 1280 light");
+    await page.screenshot({
+      path: join(ARTIFACTS, "reference-host-campaign-1280-ko.png"),
+      fullPage: true,
+    });
+    expect(problems).toEqual([]);
+    await context.close();
   });
 
   it("campaign_metrics at 560 px: campaigns ranked and rounds over time", async () => {

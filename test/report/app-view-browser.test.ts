@@ -100,7 +100,13 @@ describe("the report as an MCP App", () => {
     expect(appsText).not.toContain('"report": true');
   });
 
-  async function hostPage(theme: "light" | "dark", input: unknown, result: unknown) {
+  /** The view in the minimal host, whose context says `ko-KR` unless `hostContext` says else. */
+  async function hostPage(
+    theme: "light" | "dark",
+    input: unknown,
+    result: unknown,
+    hostContext: Record<string, unknown> = {},
+  ) {
     // Tall enough for the whole view: a cross-origin frame is painted only where it is on screen.
     const context = await browser.newContext({ viewport: { width: 1000, height: 3400 } });
     const hostUrl = `${server.origin}/host.html`;
@@ -110,7 +116,7 @@ describe("the report as an MCP App", () => {
     const html = (contents[0] as { text: string }).text;
     await inPage(
       watched.page,
-      `startHost(${JSON.stringify(html)}, ${JSON.stringify(input)}, ${JSON.stringify(result)}, ${JSON.stringify(theme)})`,
+      `startHost(${JSON.stringify(html)}, ${JSON.stringify(input)}, ${JSON.stringify(result)}, ${JSON.stringify(theme)}, ${JSON.stringify(hostContext)})`,
     );
     const frame = watched.page.frameLocator("#view");
     await frame.locator("#report[data-state=ready]").waitFor({ timeout: 10_000 });
@@ -156,16 +162,22 @@ describe("the report as an MCP App", () => {
     const args = { file: await writeManyRoundsCsv(h.dataDir) };
     const result = await appClient.callTool({ name: "summarize_export", arguments: args });
     expect(result.isError).not.toBe(true);
-    const { view, errors, context } = await hostPage("light", args, result);
-    const note = await inPage<string | undefined>(
-      view,
-      `[...document.querySelectorAll("figure")].find((f) => f.querySelector("[data-table-for=funnel]"))?.querySelector(".note")?.textContent`,
-    );
-    expect(note).toBe(
-      "Not drawn: the earlier 16 round-and-group rows of 8 send rounds; the tool result has them all.",
-    );
-    expect(errors).toEqual([]);
-    await context.close();
+    const notes = {
+      "en-US":
+        "Not drawn: the earlier 16 round-and-group rows of 8 send rounds; the tool result has them all.",
+      "ko-KR":
+        "차트에 없는 항목: 이전 회차·그룹 행 16개 (발송 회차 8회). 도구 결과에 모두 있습니다.",
+    };
+    for (const [locale, expected] of Object.entries(notes)) {
+      const { view, errors, context } = await hostPage("light", args, result, { locale });
+      const note = await inPage<string | undefined>(
+        view,
+        `[...document.querySelectorAll("figure")].find((f) => f.querySelector("[data-table-for=funnel]"))?.querySelector(".note")?.textContent`,
+      );
+      expect(note, locale).toBe(expected);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   it("draws campaign_metrics with its rounds", async () => {
@@ -178,7 +190,11 @@ describe("the report as an MCP App", () => {
     const marks = await chartMarks(view);
     expect(marks["campaign-volume"]).toBe(data.campaigns.length * 2);
     expect(marks["rounds-over-time"]).toBe(Math.min(60, data.tasks.length) * 3);
-    expect(await view.textContent("h1")).toBe("Campaign metrics");
+    // The host's locale is ko-KR: the view speaks Korean, its window in KST the Korean way.
+    expect(await view.textContent("h1")).toBe("캠페인 성과");
+    expect(await view.textContent(".subtitle")).toMatch(
+      /^기간 2026\. 9\. 1\. 00:00 ~ 2026\. 11\. 22\. 00:00 \(한국 시간, 종료 시각 제외\)$/,
+    );
     expect(errors).toEqual([]);
     expect(requests).toEqual([hostUrl]);
     await context.close();

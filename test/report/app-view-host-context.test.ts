@@ -146,14 +146,16 @@ describe("the view and the host context", () => {
       .locator("[data-chart=funnel] .u-over")
       .hover({ position: { x: 10, y: 60 } });
     const hovered = await legend();
-    expect(hovered[0]).toBe("tsk_7814637a2… 03-01 10:00 그룹A");
+    // The host's locale (ko-KR): the round's date the Korean way, its group at the end.
+    expect(hovered[0]).toBe("tsk_7814637a2… 3. 1. 10:00 그룹A");
     expect(hovered.slice(1).every((v) => /^\d+$/.test(v ?? ""))).toBe(true);
     expect(h.errors).toEqual([]);
     await h.context.close();
   });
 
   it("a size-only change fits the charts and keeps Table views and scroll; a theme change repaints in place", async () => {
-    const h = await host(campaign, "light");
+    // In English, whose longer words make the narrow table scroll sideways.
+    const h = await host(campaign, "light", { locale: "en-US" });
     const frame = h.page.frameLocator("#view");
     await frame
       .locator("figure:has([data-chart=funnel]) .views button", { hasText: "Table" })
@@ -203,17 +205,30 @@ describe("the view and the host context", () => {
     await h.context.close();
   });
 
-  it("writes numbers and dates in the host's locale, and again when the locale changes", async () => {
+  it("writes words, numbers and dates in the host's locale, and again in place when it changes", async () => {
     const h = await host(scenario, "light", { locale: "de-DE" });
     const frame = h.page.frameLocator("#view");
     const read = () =>
-      inPage<{ labels: string[]; rate: string; renders: string; table: boolean }>(
+      inPage<{
+        labels: string[];
+        rate: string;
+        renders: string;
+        table: boolean;
+        lang: string;
+        title: string;
+        buttons: string[];
+        day: string;
+      }>(
         h.view,
         `({
           labels: JSON.parse(document.querySelector("[data-chart=daily-sends]").dataset.labels),
           rate: document.querySelector("[data-table-for=daily-open-rate] tbody td:nth-child(2)").textContent,
           renders: document.getElementById("report").dataset.renders,
           table: !document.querySelector("[data-table-for=daily-open-rate]").hidden,
+          lang: document.documentElement.lang,
+          title: document.querySelector("#section-daily h2").textContent,
+          buttons: [...document.querySelectorAll("figure:has([data-chart=daily-open-rate]) .views button")].map((b) => b.textContent),
+          day: document.querySelector("[data-table-for=daily-open-rate] tbody td").textContent,
         })`,
       );
     await frame
@@ -222,14 +237,22 @@ describe("the view and the host context", () => {
     const german = await read();
     expect(german.labels[0]).toBe("1. März");
     expect(german.rate).toMatch(/^\d{1,2},\d\u00a0%$/);
+    expect(german.day).toBe("01.03.2025");
     expect(german.table).toBe(true);
+    // German is not one of the page's languages: English words, German figures.
+    expect(german).toMatchObject({ lang: "en", title: "Daily trend per node" });
+    expect(german.buttons).toEqual(["Chart", "Table"]);
     const { paints } = await counts(h.view);
     await sendContext(h, { locale: "ko-KR" });
     await painted(h.view, Number(paints) + 1);
     const korean = await read();
     expect(korean.labels[0]).toBe("3월 1일");
     expect(korean.rate).toMatch(/^\d{1,2}\.\d%$/);
+    expect(korean.day).toBe("2025. 3. 1.");
+    // The words change in place: the same layout, the figure still on its Table view.
     expect(korean).toMatchObject({ renders: german.renders, table: true });
+    expect(korean).toMatchObject({ lang: "ko", title: "노드별 일별 추이" });
+    expect(korean.buttons).toEqual(["차트", "표"]);
     // A tag Intl does not know is ignored: the view keeps writing in the locale it has.
     await sendContext(h, { locale: "not a locale!" });
     await sendContext(h, { theme: "dark" });

@@ -10,12 +10,25 @@ import { writeScenarioXlsx } from "./fixtures.js";
 const BIN = join(import.meta.dirname, "../../dist/cli.js");
 let dir: string;
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, "report", ...args], (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, "report", ...args],
+      { env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+      },
+    );
   });
+}
+
+/** The language the page is written in: its root element's `lang`. */
+async function pageLang(path: string): Promise<string | undefined> {
+  return /<html lang="([^"]*)">/.exec(await readFile(path, "utf8"))?.[1];
 }
 
 beforeAll(async () => {
@@ -36,6 +49,31 @@ describe("crm-insights-mcp report", () => {
     const data = html.slice(html.indexOf('id="report-data">') + 17);
     const summary = JSON.parse(data.slice(0, data.indexOf("</script>"))) as { kind: string };
     expect(summary.kind).toBe("scenario_daily_metrics");
+  });
+
+  it("writes the page in the language asked for, by default Korean in Asia/Seoul", async () => {
+    const xlsx = await writeScenarioXlsx(dir);
+    const out = (name: string) => join(dir, `${name}.html`);
+    const cases = [
+      { args: ["--lang", "en"], env: { CRM_TIME_ZONE: "Asia/Seoul" }, lang: "en" },
+      { args: ["--lang", "ko"], env: { CRM_TIME_ZONE: "Europe/Berlin" }, lang: "ko" },
+      { args: [], env: { CRM_TIME_ZONE: "Asia/Seoul" }, lang: "ko" },
+      // Asia/Seoul is the application's zone when none is set.
+      { args: [], env: { CRM_TIME_ZONE: "" }, lang: "ko" },
+      { args: [], env: { CRM_TIME_ZONE: "America/New_York" }, lang: "en" },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const r = await run([xlsx, "--out", out(`lang-${i}`), ...c.args], c.env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(await pageLang(out(`lang-${i}`)), JSON.stringify(c)).toBe(c.lang);
+    }
+    const wrong = await run([xlsx, "--out", out("fr"), "--lang", "fr"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--lang takes ko or en (got "fr").');
+    await expect(readFile(out("fr"))).rejects.toThrow(/ENOENT/);
+    const help = await run(["--help"]);
+    expect(help.stdout).toContain("--lang ko|en");
+    expect(help.stdout).toContain("Korean when CRM_TIME_ZONE is Asia/Seoul");
   });
 
   it("refuses missing or wrong arguments with the usage", async () => {

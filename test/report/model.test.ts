@@ -6,8 +6,8 @@ import { summarizeFile } from "../../src/analysis/index.js";
 import type { CampaignSummary, ScenarioSummary } from "../../src/analysis/schemas.js";
 import { differenceInterval } from "../../src/report/campaign-ab-section.js";
 import { reportHtmlWithData } from "../../src/report/html.js";
+import { reportText } from "../../src/report/i18n/index.js";
 import { buildReport, chartTable, markCount, ReportDataError } from "../../src/report/model.js";
-import { formatSeconds } from "../../src/report/value-text.js";
 import { SCENARIO_DAYS, SCENARIO_NODES, writeCampaignCsv, writeScenarioXlsx } from "./fixtures.js";
 
 // Reads the built page, `dist/report/view.html`, so it runs after the build (vitest.config.ts).
@@ -71,14 +71,71 @@ describe("report model", () => {
     );
   });
 
-  it("every chart has a table with one row per category", () => {
+  it("every chart has a table with one row per category (a date written as one)", () => {
+    const en = reportText("en");
     for (const model of [buildReport(campaign, "view"), buildReport(scenario, "view")]) {
       for (const chart of model.sections.flatMap((s) => s.charts)) {
         const table = chartTable(chart);
         expect(table.rows).toHaveLength(chart.categories.length);
-        expect(table.rows.map((r) => r[0])).toEqual(chart.categories);
+        expect(table.rows.map((r) => r[0])).toEqual(
+          chart.categories.map((c) => en.f.categoryFull(c)),
+        );
       }
     }
+    const daily = buildReport(scenario, "view").sections[0]?.charts[0];
+    expect(chartTable(daily as never).rows[0]?.[0]).toBe("Mar 1, 2025");
+    expect(chartTable(daily as never, reportText("ko")).rows[0]?.[0]).toBe("2025. 3. 1.");
+  });
+
+  it("Korean and English give the same report but for the words and figures", () => {
+    for (const data of [campaign, scenario]) {
+      const ko = buildReport(data, "file", reportText("ko"));
+      const en = buildReport(data, "file", reportText("en"));
+      const skeleton = (m: typeof ko) => ({
+        kind: m.kind,
+        kpis: m.kpis.map((k) => k.note !== undefined),
+        sections: m.sections.map((s) => ({
+          id: s.id,
+          text: s.text.length,
+          tables: s.tables.map((t) => [t.columns.length, t.rows.length, t.numeric]),
+          charts: s.charts.map((c) => [
+            c.id,
+            c.type,
+            c.format,
+            c.note !== undefined,
+            c.series.map((x) => x.values),
+          ]),
+        })),
+        notes: m.notes.length,
+      });
+      expect(skeleton(ko)).toEqual(skeleton(en));
+      expect(ko.title).not.toBe(en.title);
+    }
+    const ko = buildReport(campaign, "file", reportText("ko"));
+    expect(ko.title).toBe("캠페인 내보내기: campaign-캠페인.csv");
+    expect(ko.kpis.map((k) => k.label)).toEqual([
+      "행",
+      "발송",
+      "수신",
+      "오픈",
+      "전환 (발송 그룹)",
+      "매출 (발송 그룹)",
+    ]);
+    const tests = ko.sections.find((s) => s.id === "ab")?.tables[0];
+    expect(tests?.columns).toEqual(["비교", "비율", "비교 대상", "p값", "판정"]);
+    // Each verdict says what the test said, in Korean.
+    const comparisons = [
+      ...campaign.ab_test.comparisons,
+      ...(campaign.ab_test.control?.comparison ? [campaign.ab_test.control.comparison] : []),
+    ];
+    expect(tests?.rows.map((r) => r[4])).toEqual(
+      comparisons.map((c) =>
+        c.significant ? "유의함 (95% 신뢰수준)" : "유의하지 않음 (95% 신뢰수준)",
+      ),
+    );
+    // Dates of the file the Korean way: the funnel's span and each round's bar.
+    expect(ko.subtitle).toBe("행 785개 · 발송 회차 2회 · 2025. 3. 1. 10:00 ~ 2025. 3. 8. 10:00");
+    expect(ko.sections[0]?.charts[0]?.categories[0]).toBe("task-1 3. 1. 10:00 그룹A");
   });
 
   it("scenario XLSX: a daily line per node, A against B, the node table", () => {
@@ -144,11 +201,18 @@ describe("report model", () => {
       "view",
     );
     const rounds = withTasks.sections[1]?.charts[0];
-    // Oldest first, in KST.
+    // Oldest first, in KST, each date and time the locale's way.
     expect(rounds?.categories).toEqual([
-      "11-10 10:00 가을 세일 알림",
-      "11-20 10:00 가을 세일 알림",
+      "11/10, 10:00 가을 세일 알림",
+      "11/20, 10:00 가을 세일 알림",
     ]);
+    const korean = buildReport(
+      { ...data, tasks: [task("t1", "2026-11-10T01:00:00Z")] },
+      "view",
+      reportText("ko"),
+    );
+    expect(korean.sections[1]?.charts[0]?.categories).toEqual(["11. 10. 10:00 가을 세일 알림"]);
+    expect(korean.kpis.find((k) => k.label === "매출")?.value).toBe("₩120,000");
   });
 
   it("refuses data it cannot draw with a message that says what it expected", () => {
@@ -158,10 +222,7 @@ describe("report model", () => {
     );
   });
 
-  it("formats durations and intervals", () => {
-    expect(formatSeconds(42)).toBe("42 s");
-    expect(formatSeconds(600)).toBe("10.0 min");
-    expect(formatSeconds(7200)).toBe("2.0 h");
+  it("has no interval for a group without users", () => {
     expect(differenceInterval(0, 0, 1, 2)).toBeNull();
   });
 

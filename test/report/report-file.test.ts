@@ -50,6 +50,28 @@ describe("summarize_export report: true", () => {
     expect((await stat(path)).isFile()).toBe(true);
   });
 
+  it("lang chooses the page's language; by default Korean, the application being in Asia/Seoul", async () => {
+    const lang = async (path: string) =>
+      /<html lang="([^"]*)">/.exec(await readFile(path, "utf8"))?.[1];
+    const byDefault = await h.call("summarize_export", { file: csv, report: true });
+    const korean = await h.call("summarize_export", { file: csv, report: true, lang: "ko" });
+    const english = await h.call("summarize_export", { file: csv, report: true, lang: "en" });
+    expect(h.config.timeZone).toBe("Asia/Seoul");
+    expect(await lang(byDefault.structured.report_path as string)).toBe("ko");
+    expect(korean.structured.report_path).toBe(byDefault.structured.report_path);
+    // Each language its own file: asking for English does not write over the Korean page.
+    expect(english.structured.report_path).not.toBe(korean.structured.report_path);
+    expect(await lang(english.structured.report_path as string)).toBe("en");
+    expect(await lang(korean.structured.report_path as string)).toBe("ko");
+    // The tool's text and data are for the model, the same in either language.
+    const { report_path: _en, ...enData } = english.structured;
+    const { report_path: _ko, ...koData } = korean.structured;
+    expect(enData).toEqual(koData);
+    const refused = await h.call("summarize_export", { file: csv, report: true, lang: "fr" });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("lang");
+  });
+
   it("a crm-report:// name that is not a written report is refused, naming the fix", async () => {
     await expect(h.client.readResource({ uri: "crm-report://nothing-here.html" })).rejects.toThrow(
       /No report named nothing-here.html/,

@@ -37,11 +37,8 @@ export interface DrawnChart {
   destroy(): void;
 }
 
-const FAILURE_SERIES = new Set(["Failed", "Failures"]);
-
 function seriesColor(chart: Chart, colors: ChartColors, index: number): string {
-  const name = chart.series[index]?.name ?? "";
-  if (FAILURE_SERIES.has(name)) return colors.failed;
+  if (chart.series[index]?.failure === true) return colors.failed;
   return colors.series[index % Math.max(1, colors.series.length)] ?? colors.text;
 }
 

@@ -1,9 +1,9 @@
 import type { ValueFormat } from "../model.js";
 
 /**
- * Numbers and dates the page writes itself (axis ticks, the legend, the cells of a chart's table
- * view), in the host's locale through Intl: `ko-KR` writes 1.2만 and 45초, `de-DE` 1.234 and
- * 12,3 %. The rest of the page's text comes written from the report model.
+ * Numbers, money and dates of the page in its locale, through Intl: `ko-KR` writes 1.2만, 45초,
+ * ₩1,200,000 and 2025. 3. 1., `de-DE` 1.234 and 12,3 %. The view writes axis ticks, the legend
+ * and the cells of a chart's table view with it; the report model (../model.ts) its figures.
  */
 
 export interface Formats {
@@ -19,6 +19,21 @@ export interface Formats {
   categoryShort(label: string): string;
   /** A category in full (the legend while hovering): an ISO date as a local date. */
   categoryFull(label: string): string;
+  /** A number with exactly `digits` decimals (a p-value). */
+  decimal(value: number, digits: number): string;
+  /**
+   * Amounts by currency code, each in its currency's own digits (KRW none), never added across
+   * currencies: `{"KRW": 1200000, "USD": 30}` as ₩1,200,000 + US$30.00. A code Intl does not
+   * take (a file's own text) is written after the number.
+   */
+  money(amounts: Record<string, number>): string;
+  /**
+   * A local time as an export file writes it ("2025-03-01 10:00:00", no zone), in full
+   * (2025. 3. 1. 10:00) or `short` (3. 1. 10:00); a date alone as a date; other text as it is.
+   */
+  localTime(text: string, short?: boolean): string;
+  /** An instant (ISO 8601 with its offset) as a date and time in `timeZone`. */
+  instant(iso: string, timeZone: string, short?: boolean): string;
 }
 
 /** A BCP 47 tag Intl accepts, or undefined (the browser's locale) for none or a bad one. */
@@ -32,6 +47,7 @@ export function usableLocale(locale: string | undefined): string | undefined {
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
 
 export function formatsFor(requested: string | undefined): Formats {
   const locale = usableLocale(requested);
@@ -51,6 +67,29 @@ export function formatsFor(requested: string | undefined): Formats {
     timeZone: "UTC",
   });
   const fullDate = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeZone: "UTC" });
+  const times = new Map<string, Intl.DateTimeFormat>();
+  /** Date and time in `timeZone`, on a 24-hour clock (an export's times are). */
+  const dateTime = (timeZone: string, short: boolean) => {
+    const key = `${timeZone}|${short}`;
+    let f = times.get(key);
+    if (f === undefined) {
+      f = new Intl.DateTimeFormat(
+        locale,
+        short
+          ? {
+              month: "numeric",
+              day: "numeric",
+              hour: "2-digit",
+              minute: "2-digit",
+              hourCycle: "h23",
+              timeZone,
+            }
+          : { dateStyle: "medium", timeStyle: "short", hourCycle: "h23", timeZone },
+      );
+      times.set(key, f);
+    }
+    return f;
+  };
   const asDate = (label: string): Date | undefined => {
     const m = ISO_DATE.exec(label);
     if (m === null) return undefined;
@@ -129,6 +168,41 @@ export function formatsFor(requested: string | undefined): Formats {
     categoryFull(label) {
       const date = asDate(label);
       return date === undefined ? label : fullDate.format(date);
+    },
+    decimal(v, digits) {
+      return number({ minimumFractionDigits: digits, maximumFractionDigits: digits }).format(v);
+    },
+    money(amounts) {
+      const parts = Object.entries(amounts)
+        .filter(([, v]) => v !== 0 && Number.isFinite(v))
+        .map(([currency, v]) => {
+          try {
+            return number({ style: "currency", currency }).format(v);
+          } catch {
+            // Not an ISO 4217 code (e.g. "(none)" for amounts without a currency property).
+            return `${value(v, "number")} ${currency}`;
+          }
+        });
+      return parts.length === 0 ? value(0, "count") : parts.join(" + ");
+    },
+    localTime(text, short = false) {
+      const m = LOCAL_TIME.exec(text);
+      if (m === null) {
+        const date = asDate(text);
+        return date === undefined ? text : fullDate.format(date);
+      }
+      const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+      const at = new Date(Date.UTC(y ?? 0, (mo ?? 1) - 1, d, h, mi, Number.isNaN(s) ? 0 : s));
+      return Number.isNaN(at.getTime()) ? text : dateTime("UTC", short).format(at);
+    },
+    instant(iso, timeZone, short = false) {
+      const ms = Date.parse(iso);
+      if (Number.isNaN(ms)) return iso;
+      try {
+        return dateTime(timeZone, short).format(new Date(ms));
+      } catch {
+        return iso;
+      }
     },
   };
 }

@@ -1,0 +1,234 @@
+/**
+ * Every word of the report page and the MCP App view, in English. ko.ts has the same keys (its
+ * type is this object's); a sentence with a figure or a name in it is a function, so each
+ * language puts the parts in its own order. Figures come in already written by Intl (Count
+ * carries the number too, for English plurals).
+ */
+
+/** A count as written for the page, and the number behind it (for plurals). */
+export interface Count {
+  n: number;
+  text: string;
+}
+
+function plural(c: Count, one: string, many = `${one}s`): string {
+  return `${c.text} ${c.n === 1 ? one : many}`;
+}
+
+export const en = {
+  page: {
+    title: (heading: string) => `${heading} – crm-insights-mcp report`,
+    waiting: "Waiting for a tool result…",
+    working: "Working on it: the chart appears when the tool returns.",
+    cancelled: "The tool call was cancelled.",
+    toolFailed: "The tool call failed.",
+    noStructured: "The tool result has no structured data to draw.",
+    noData:
+      "No data: this page draws a tool result inside an MCP Apps host, or data written into it by `crm-insights-mcp report FILE --out PATH.html`.",
+    badEmbedded: (error: string) => `The embedded report data is not valid JSON: ${error}`,
+    cannotDraw: (error: string) => `Cannot draw this result: ${error}`,
+    noHost: (error: string) => `Could not connect to the host: ${error}`,
+    noReportData: "No report data: expected the structuredContent of a tool result.",
+    unknownData:
+      "Unknown report data: expected the result of summarize_export or campaign_metrics.",
+    theme: "Light / dark",
+    chart: "Chart",
+    table: "Table",
+    chartLabel: (title: string) => `${title}. The same data is in the table view.`,
+    viewsLabel: (title: string) => `View of ${title}`,
+    warnings: "Warnings",
+    missing: "-",
+    /** The analysis' marks for a value the file left empty: an error code, a currency. */
+    none: "(none)",
+    /** ... and a channel. */
+    empty: "(empty)",
+  },
+  notes: {
+    /** What a chart leaves out (`what`), and where the whole list is (`where`). */
+    notDrawn: (what: string, where: string) => `Not drawn: ${what}; ${where}.`,
+    whereView: "the tool result has them all",
+    whereSummary: "`crm-insights-mcp summarize --json` on the export prints them all",
+    whereMetrics: "a campaign_metrics call for the same window returns them all",
+    /** Rows of rounds[] left out: one per round and group, and the send rounds they belong to. */
+    earlierRounds: (rows: Count, sends: Count) =>
+      rows.n === sends.n
+        ? `the earlier ${plural(sends, "send round")}`
+        : `the earlier ${plural(rows, "round-and-group row")} of ${plural(sends, "send round")}`,
+    moreErrorCodes: (n: Count) => `${n.text} more error codes`,
+    moreCampaigns: (n: Count) => `${n.text} more campaigns`,
+    /** A list cut by the tool-result budget: `field` shown of total. */
+    cutList: (field: string, shown: Count, total: Count) =>
+      `${field} ${shown.text} of ${total.text}`,
+    budget: (lists: string[], resource: string | undefined) =>
+      `This result was cut to fit the tool-result budget${lists.length === 0 ? "" : ` (${lists.join(", ")})`}, so some charts show part of the data${resource === undefined ? "" : `; the whole result is the resource ${resource}`}.`,
+  },
+  stats: {
+    ciLow: "95% CI low",
+    ciHigh: "95% CI high",
+    pValue: "p-value",
+    /** The p-value as a table cell: below 0.001 (`small`) it is only said to be smaller. */
+    pCell: (value: string, small: boolean) => (small ? `< ${value}` : value),
+    /** The p-value in a sentence. */
+    pText: (value: string, small: boolean) => (small ? `p < ${value}` : `p = ${value}`),
+    significant: "Significant at 95% confidence",
+    notSignificant: "Not significant at 95% confidence",
+    notEnoughData: "Not enough data to test",
+    notTested: "Not tested: more than two arms",
+    verdict: "Verdict",
+  },
+  campaign: {
+    title: (file: string) => `Campaign export: ${file}`,
+    subtitle: (rows: Count, rounds: Count, span: string | undefined) =>
+      `${plural(rows, "row")}, ${plural(rounds, "send round")}${span === undefined ? "" : `, ${span}`}`,
+    span: (first: string, last: string) => (first === last ? first : `${first} to ${last}`),
+    rows: "Rows",
+    sent: "Sent",
+    received: "Received",
+    failed: "Failed",
+    opens: "Opens",
+    conversions: "Conversions",
+    successNote: (rate: string) => `${rate} success`,
+    ofReceived: (rate: string) => `${rate} of received`,
+    sendGroupConversions: "Conversions (send groups)",
+    ofOpens: (rate: string) => `${rate} of opens`,
+    sendGroupRevenue: "Revenue (send groups)",
+    funnel: "Delivery funnel",
+    funnelChart: "Delivery funnel per round and group",
+    roundAxis: "Round (task, scheduled, group)",
+    funnelText: (rounds: Count, first: string, last: string) =>
+      `${rounds.text} send round(s) from ${first} to ${last}; counts are event rows.`,
+    ab: "A/B test",
+    oneGroup: "One send group: no A/B comparison.",
+    ratesByGroup: "Rates by group",
+    group: "Group",
+    openRateUsers: "Open rate (users)",
+    conversionOfOpeners: "Conversion rate of openers",
+    otherGroups: "the other groups",
+    openRateDiff: (group: string, versus: string) => `Open rate: ${group} − ${versus}`,
+    conversionDiff: (group: string, versus: string) => `Conversion rate: ${group} − ${versus}`,
+    controlDiff: (control: string) => `Conversion per user: send groups − ${control}`,
+    difference: "Difference between groups, with 95% confidence interval",
+    comparison: "Comparison",
+    differencePoints: "Difference (points)",
+    low: "Low",
+    high: "High",
+    crossesZero: "An interval that crosses 0 means the file cannot tell the groups apart.",
+    tests: "Significance tests (two-proportion z-test)",
+    rate: "Rate",
+    versus: "Versus",
+    controlNoConversions:
+      "The file holds no conversion rows for the control group (대조군), so it cannot be compared with the send groups.",
+    controlNoReceived:
+      "No send-group user received a message, so the control group has nothing to be compared with.",
+    controlCaveat:
+      "Send groups count conversions of users who received a message, the control group those of assigned users; both per user. If the service only exports conversions it credits to an opened message, send groups are favoured and the lift is overstated.",
+    timing: "When people open",
+    opensByHour: (zone: string) => `Opens by hour of day (${zone})`,
+    hour: "Hour",
+    firstOpen: "Time from receipt to first open",
+    statistic: "Statistic",
+    median: "Median",
+    p90: "90th percentile",
+    time: "Time",
+    firstOpenNote: (pairs: Count, early: Count) =>
+      `${pairs.text} users who received and opened${early.n > 0 ? `; ${early.text} opens logged before their receipt were left out` : ""}.`,
+    noFirstOpen: "No user both received and opened a message: no time to first open.",
+    failures: "Failures",
+    noFailures: "No failed sends.",
+    failuresByCode: "Failures by error code",
+    errorCode: "Error code",
+    failuresSeries: "Failures",
+    samples: "Error codes with a sample message (carrier text)",
+    sampleMessage: "Sample message",
+    byChannel: "Delivery by channel",
+    channel: "Channel",
+    channelSuccess: (channel: string, rate: string) => `${channel} ${rate} success`,
+  },
+  scenario: {
+    title: (file: string) => `Scenario export: ${file}`,
+    subtitle: (nodes: Count, days: Count, span: string | undefined) =>
+      `${plural(nodes, "message node")}${days.n > 0 ? `, ${plural(days, "day")}` : ""}${span === undefined ? "" : `, ${span}`}`,
+    span: (first: string, last: string) => (first === last ? first : `${first} to ${last}`),
+    nodes: "Message nodes",
+    sends: "Sends",
+    openRate: "Open rate (건)",
+    conversions: "Conversions",
+    conversionRate: "Conversion rate (건)",
+    ofOpens: "of opens",
+    revenue: "Revenue",
+    daily: "Daily trend per node",
+    noDaily: "No daily sheets to draw.",
+    date: "Date",
+    fewerNodes: (n: Count) => `${n.text} node(s) with fewer sends not drawn`,
+    earlierDays: (n: Count) => `${n.text} earlier day(s) not drawn`,
+    /** The notes above, joined into one. */
+    dailyNote: (parts: string[]) => `${parts.join("; ")}.`,
+    sendsPerDay: "Sends per day (발송 수)",
+    openRatePerDay: "Open rate per day (오픈 수 / 발송 수)",
+    conversionsPerDay: "Conversions per day (전환 수)",
+    branches: "Branches: A against B",
+    noBranches: "The scenario has no A/B branch.",
+    armRates: (parent: string) => `Open rate by arm${parent === "" ? "" : ` under ${parent}`}`,
+    arm: "Arm",
+    openRateUsers: "Open rate (명)",
+    conversionRateCases: "Conversion rate (건)",
+    leads: (arm: string, verdict: string, p: string | undefined) =>
+      `Highest open rate by users (명): ${arm}. ${verdict}${p === undefined ? "" : `, ${p}`}.`,
+    tie: (arms: string[]) => `${arms.join(" and ")} tie on open rate by users (명).`,
+    noSends: (arms: string[]) => `No sends in ${arms.join(" or ")} yet.`,
+    moreBranches: (n: Count) =>
+      `Not drawn as charts: ${n.text} more branch point(s); the table below has them all.`,
+    armsCompared: "Arms compared (two-proportion z-test on open rate by users)",
+    branchPoint: "Branch point",
+    top: "(top)",
+    everyNode: "Every node of the summary sheet, in file order",
+    number: "#",
+    channel: "Channel",
+    branch: "Branch",
+    node: "Node",
+    days: "Days",
+    check: "Check",
+    checkOk: "ok",
+    checkDiffers: (n: Count) => `${n.text} differ`,
+  },
+  metrics: {
+    title: "Campaign metrics",
+    window: (from: string, to: string) => `Window ${from} – ${to} KST (end exclusive)`,
+    campaigns: "Campaigns",
+    rounds: "Rounds",
+    sent: "Sent",
+    received: "Received",
+    openRate: "Open rate",
+    opensPerReceived: "opens / received",
+    purchases: "Purchases",
+    revenue: "Revenue",
+    ranked: "Campaigns ranked",
+    noCampaigns: "No campaign has rounds in this window.",
+    volume: "Sent and received per campaign",
+    campaign: "Campaign",
+    notReturned: (n: Count) => `${n.text} matching campaigns not returned (raise top_n).`,
+    rates: "Open and conversion rate per campaign",
+    conversionRate: "Conversion rate (by opens)",
+    table: "Campaigns with their IDs, rounds and money",
+    id: "_id",
+    type: "Type",
+    ab: "A/B",
+    cost: "Cost",
+    overTime: "Rounds over time",
+    askTasks: 'Call campaign_metrics with "include_tasks": true to see each round over time.',
+    noRounds: "No rounds returned.",
+    scheduled: "Scheduled (KST)",
+    opens: "Opens",
+    earlierRounds: (n: Count) => `${n.text} earlier round(s) not drawn.`,
+  },
+  warnings: {
+    truncated: (line: string) =>
+      `The file does not end with a line break, so it may be truncated (an interrupted download?); its last row (line ${line}) was counted. If the numbers look low, download or export it again.`,
+    noNumberInSheetName: (sheet: string) => `Daily sheet "${sheet}" has no #number in its name.`,
+    noDailySheet: (node: string) => `Node #${node} has no daily sheet.`,
+    noDateHeader: (sheet: string) => `Sheet "${sheet}" has no 날짜 header row and was skipped.`,
+    badSummaryRow: (row: string) => `Summary row ${row} has a non-numeric # and was skipped.`,
+  },
+};
+
+export type ReportMessages = typeof en;
