@@ -13,6 +13,7 @@ import {
   newTally,
   type TallyPart,
 } from "./campaign-tally.js";
+import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 import { conversionTypeOf } from "./event-roles.js";
 
@@ -61,8 +62,8 @@ export function campaignWorkerUrl(): URL {
 
 /**
  * What this thread reads while a worker thread starts (from its creation to its first row: Node's
- * worker start-up and the module's loading, on a core this thread's compiler shares): where the
- * threads are expected to meet.
+ * worker start-up, the module's loading and the warm-up, on a core this thread's compiler
+ * shares): where the threads are expected to meet.
  */
 const WORKER_START_BYTES = 24 << 20;
 
@@ -185,6 +186,7 @@ export async function tallyInParallel(
     runWorker(url, job, stopAll.signal),
   );
   try {
+    warmUpRowPass(conversionType);
     const t = newTally(Math.ceil(bytes / options.threads));
     const ends = await readChunks(t, job, { signal: options.signal, first: true });
     if (ends === undefined) return undefined;

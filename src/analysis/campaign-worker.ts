@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { readChunks, type WorkerJob } from "./campaign-chunks.js";
 import type { WorkerReply } from "./campaign-parallel.js";
 import { newTally, toPart } from "./campaign-tally.js";
+import { warmUpRowPass } from "./campaign-warm-up.js";
 import { AnalysisError } from "./errors.js";
 
 /**
@@ -16,6 +17,7 @@ if (port === null) throw new Error("campaign-worker.js runs only as a worker thr
 let reply: WorkerReply;
 let transfer: ArrayBuffer[] = [];
 try {
+  warmUpRowPass(job.conversionType);
   const t = newTally(Math.ceil(job.bytes / job.threads));
   const ends = await readChunks(t, job, { first: false });
   if (ends === undefined) {
