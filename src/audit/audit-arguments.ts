@@ -50,9 +50,12 @@ function randomLooking(run: string): boolean {
 
 /** `text` with every credential-like part masked. */
 export function scrubText(text: string): string {
-  let out = redact(text);
+  // Formats and random-looking runs first, on the text as given: a registered key masked inside
+  // a token first would break the token's shape, and the rest of it would stay readable.
+  let out = text;
   for (const pattern of PATTERNS) out = out.replace(pattern, MASK);
-  return out.replace(LONG_RUN, (run) => (randomLooking(run) ? MASK : run));
+  out = out.replace(LONG_RUN, (run) => (randomLooking(run) ? MASK : run));
+  return redact(out);
 }
 
 function clip(text: string, max: number): string {

@@ -15,6 +15,9 @@ describe("what the audit trail keeps of arguments", () => {
   it("masks registered keys, JWTs (signed or not), Bearer values and known key formats", () => {
     // Distinctive: redaction is process-wide, and other tests' text must not contain its parts.
     registerSecret("sk_crm_audit_Qw7Zr4Kp9Lm2Xv8N");
+    // A key registered elsewhere in the process whose parts occur inside a token below (test
+    // files share a worker): masking it must not leave the rest of that token readable.
+    registerSecret("3456789abcdefABCDEF0");
     const cases = [
       "use sk_crm_audit_Qw7Zr4Kp9Lm2Xv8N please",
       `token ${JWT} here`,
