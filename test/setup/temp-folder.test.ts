@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import setup, { childTempEnv } from "./temp-folder.js";
+import { childTempEnv, startRunFolder } from "./temp-folder.js";
 
 /**
  * The run's temp-folder check, run here as a nested run inside this worker (the real one runs in
@@ -27,7 +27,8 @@ describe("the test run's temp folder", () => {
       written.push(String(chunk));
       return true;
     });
-    const teardown = setup();
+    // A state of its own: the real run's, on globalThis, is not this nested run's business.
+    const teardown = startRunFolder({});
     const folder = tmpdir();
     try {
       expect(folder).not.toBe(system);
@@ -54,7 +55,7 @@ describe("the test run's temp folder", () => {
 
   it("a clean run passes and its folder is removed", () => {
     const system = tmpdir();
-    const teardown = setup();
+    const teardown = startRunFolder({});
     const folder = tmpdir();
     teardown();
     expect(process.exitCode).toBe(exitCodeBefore);

@@ -28,9 +28,14 @@ interface RunFolder {
   before: Record<string, string | undefined>;
 }
 
-const state = globalThis as { crmTestTemp?: RunFolder };
+type RunState = { crmTestTemp?: RunFolder };
 
 export default function setup(): () => void {
+  return startRunFolder(globalThis as RunState);
+}
+
+/** The check itself, with the state it keeps across projects passed in (its test passes its own). */
+export function startRunFolder(state: RunState): () => void {
   let run = state.crmTestTemp;
   if (run === undefined) {
     const system = tmpdir();
