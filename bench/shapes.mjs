@@ -36,11 +36,12 @@ import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const dist = process.env.BENCH_DIST ?? join(here, "..", "dist");
+// Resolved against the working folder: a relative path would be taken from bench/ by import().
+const dist = resolve(process.env.BENCH_DIST ?? join(here, "..", "dist"));
 const NOW = "2024-06-15T03:00:00Z";
 const SEED = 42;
 
@@ -156,7 +157,7 @@ if (process.argv[2] === "--duckdb") {
 }
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
-const BASE_DIST = process.env.BENCH_BASE_DIST;
+const BASE_DIST = process.env.BENCH_BASE_DIST && resolve(process.env.BENCH_BASE_DIST);
 const WITH_DUCKDB = process.env.BENCH_DUCKDB !== "0";
 const SENDS = Math.max(1000, Number(process.env.BENCH_SENDS ?? 1_000_000));
 const MAX_SENDS = 2_000_000;
