@@ -1,8 +1,10 @@
 import { type AnalysisSettings, ConfigError, loadAnalysisSettings } from "../config.js";
+import { isLang, type Lang } from "./i18n/lang.js";
 import { AnalysisError, renderSummaryMarkdown, summarizeFile } from "./index.js";
 
-const USAGE =
-  "Usage: crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type TYPE] [--threads N]\n";
+const USAGE = `Usage: crm-insights-mcp summarize FILE [--json] [--detail] [--lang ko|en] [--conversion-event-type TYPE] [--threads N]
+  --lang  the text's language (default en); --json prints the same JSON in either
+`;
 const MAX_THREADS = 16;
 
 /** `crm-insights-mcp summarize FILE [--json]`: markdown (or JSON) on stdout, errors on stderr. */
@@ -11,12 +13,21 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
   let detail = false;
   let conversionEventType: string | undefined;
   let threads: number | undefined;
+  let lang: Lang = "en";
   const files: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--json") json = true;
     else if (arg === "--detail") detail = true;
-    else if (arg === "--conversion-event-type") {
+    else if (arg === "--lang") {
+      const value = args[++i];
+      if (!isLang(value)) {
+        const got = value === undefined ? "" : ` (got ${JSON.stringify(value)})`;
+        process.stderr.write(`--lang takes ko or en${got}.\n${USAGE}`);
+        return 2;
+      }
+      lang = value;
+    } else if (arg === "--conversion-event-type") {
       conversionEventType = args[++i];
       if (conversionEventType === undefined) {
         process.stderr.write(`--conversion-event-type needs a value.\n${USAGE}`);
@@ -60,7 +71,7 @@ export async function runSummarizeCommand(args: string[]): Promise<number> {
     process.stdout.write(
       json
         ? `${JSON.stringify(result, null, 2)}\n`
-        : `${renderSummaryMarkdown(result, { detail, reader: "command" })}\n`,
+        : `${renderSummaryMarkdown(result, { detail, reader: "command", lang })}\n`,
     );
     return 0;
   } catch (error) {

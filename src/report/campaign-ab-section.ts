@@ -136,15 +136,6 @@ export function abSection(s: CampaignSummary, t: ReportText): Section {
       numeric: [false, true, true, true, false],
     });
   }
-  if (control) {
-    // What the comparison can say: the analysis' three cases, told apart by the same counts.
-    section.text.push(
-      control.comparison
-        ? c.controlCaveat
-        : (s.totals?.control_conversions ?? 0) === 0
-          ? c.controlNoConversions
-          : c.controlNoReceived,
-    );
-  }
+  if (control) section.text.push(m.readout.controlNote(control, s.totals));
   return section;
 }

@@ -111,7 +111,7 @@ function branchVerdict(b: Branch, t: ReportText): string {
 
 /** The test of a branch point: none with more than two arms, none without data. */
 function branchTest(b: Branch, t: ReportText): string {
-  if (b.p_value === null && b.arms.length > 2) return t.m.stats.notTested;
+  if (b.p_value === null && b.arms.length > 2) return t.m.readout.notTested;
   return verdictLabel(t, b.p_value, b.significant);
 }
 

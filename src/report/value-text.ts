@@ -60,6 +60,7 @@ export function pText(t: ReportText, p: number | null): string | undefined {
 
 /** The outcome of a test at 95%: significant, not, or no test for want of data. */
 export function verdictLabel(t: ReportText, p: number | null, significant: boolean): string {
-  if (p === null) return t.m.stats.notEnoughData;
-  return significant ? t.m.stats.significant : t.m.stats.notSignificant;
+  const r = t.m.readout;
+  if (p === null) return r.notEnoughData;
+  return significant ? r.significant : r.notSignificant;
 }

@@ -106,8 +106,8 @@ describe("the report's catalogues", () => {
   });
 
   it("the statistical words say what the test says", () => {
-    expect(ko.stats.notSignificant).toBe("유의하지 않음 (95% 신뢰수준)");
-    expect(ko.stats.significant).toBe("유의함 (95% 신뢰수준)");
+    expect(ko.readout.notSignificant).toBe("유의하지 않음 (95% 신뢰수준)");
+    expect(ko.readout.significant).toBe("유의함 (95% 신뢰수준)");
     expect(ko.campaign.controlDiff("대조군")).toBe("사용자당 전환율: 발송 그룹 − 대조군");
     expect([ko.campaign.sent, ko.campaign.received, ko.campaign.opens]).toEqual([
       "발송",
@@ -181,7 +181,7 @@ describe("the analysis' warnings in the page's language", () => {
     const scenario = await summarizeFile(xlsx);
     const warnings = [...campaign.warnings, ...scenario.warnings];
     // One of each kind the catalogue knows.
-    expect(warnings).toHaveLength(Object.keys(en.warnings).length);
+    expect(warnings).toHaveLength(Object.keys(en.readout.warnings).length);
     for (const w of warnings) {
       // English is the analysis' own text; Korean is a sentence of the Korean catalogue.
       expect(warningText(w, en)).toBe(w);

@@ -1,3 +1,5 @@
+import { readoutEn } from "../../analysis/i18n/readout-en.js";
+
 /**
  * Every word of the report page and the MCP App view, in English. ko.ts has the same keys (its
  * type is this object's); a sentence with a figure or a name in it is a function, so each
@@ -70,10 +72,6 @@ export const en = {
     pCell: (value: string, small: boolean) => (small ? `< ${value}` : value),
     /** The p-value in a sentence. */
     pText: (value: string, small: boolean) => (small ? `p < ${value}` : `p = ${value}`),
-    significant: "Significant at 95% confidence",
-    notSignificant: "Not significant at 95% confidence",
-    notEnoughData: "Not enough data to test",
-    notTested: "Not tested: more than two arms",
     verdict: "Verdict",
   },
   campaign: {
@@ -116,12 +114,6 @@ export const en = {
     tests: "Significance tests (two-proportion z-test)",
     rate: "Rate",
     versus: "Versus",
-    controlNoConversions:
-      "The file holds no conversion rows for the control group (대조군), so it cannot be compared with the send groups.",
-    controlNoReceived:
-      "No send-group user received a message, so the control group has nothing to be compared with.",
-    controlCaveat:
-      "Send groups count conversions of users who received a message, the control group those of assigned users; both per user. If the service only exports conversions it credits to an opened message, send groups are favoured and the lift is overstated.",
     timing: "When people open",
     opensByHour: (zone: string) => `Opens by hour of day (${zone})`,
     hour: "Hour",
@@ -221,14 +213,8 @@ export const en = {
     opens: "Opens",
     earlierRounds: (n: Count) => `${n.text} earlier round(s) not drawn.`,
   },
-  warnings: {
-    truncated: (line: string) =>
-      `The file does not end with a line break, so it may be truncated (an interrupted download?); its last row (line ${line}) was counted. If the numbers look low, download or export it again.`,
-    noNumberInSheetName: (sheet: string) => `Daily sheet "${sheet}" has no #number in its name.`,
-    noDailySheet: (node: string) => `Node #${node} has no daily sheet.`,
-    noDateHeader: (sheet: string) => `Sheet "${sheet}" has no 날짜 header row and was skipped.`,
-    badSummaryRow: (row: string) => `Summary row ${row} has a non-numeric # and was skipped.`,
-  },
+  /** Verdicts, the control group's note and the analysis' warnings: the analysis' words. */
+  readout: readoutEn,
 };
 
 export type ReportMessages = typeof en;

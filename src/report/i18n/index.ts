@@ -1,3 +1,4 @@
+import { warningText as analysisWarningText } from "../../analysis/i18n/warning-text.js";
 import { type Formats, formatsFor } from "../view/locale-format.js";
 import { type Count, en, type ReportMessages } from "./en.js";
 import { ko } from "./ko.js";
@@ -8,7 +9,7 @@ import { LANG_LOCALES, type Lang } from "./lang.js";
  * locale, handed together to the model's builders.
  */
 
-export { defaultLang, isLang, LANG_LOCALES, LANGS, type Lang, langOfLocale } from "./lang.js";
+export { defaultLang, isLang, LANG_LOCALES, type Lang, langOfLocale } from "./lang.js";
 export type { Count, ReportMessages };
 
 export const CATALOGUES: Record<Lang, ReportMessages> = { en, ko };
@@ -50,32 +51,7 @@ export function moneyText(t: ReportText, amounts: Record<string, number>): strin
   );
 }
 
-/**
- * A warning of the analysis in the page's language. The analysis writes its warnings in English
- * (they are part of the tool result the model reads); each kind is a template of en.ts, so the
- * text is read back into its parts and written again with the same template of `m`. A warning of
- * no known kind stays as it is.
- */
+/** A warning of the analysis in the page's language (see analysis/i18n/warning-text.ts). */
 export function warningText(text: string, m: ReportMessages): string {
-  for (const key of WARNING_KINDS) {
-    const match = warningPattern(key).exec(text);
-    if (match !== null) return m.warnings[key](match[1] ?? "");
-  }
-  return text;
-}
-
-type WarningKind = keyof ReportMessages["warnings"];
-const WARNING_KINDS = Object.keys(en.warnings) as WarningKind[];
-const SLOT = "\u0000";
-const patterns = new Map<WarningKind, RegExp>();
-
-function warningPattern(key: WarningKind): RegExp {
-  let pattern = patterns.get(key);
-  if (pattern === undefined) {
-    const [head = "", tail = ""] = en.warnings[key](SLOT).split(SLOT);
-    const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    pattern = new RegExp(`^${quote(head)}([\\s\\S]+?)${quote(tail)}$`);
-    patterns.set(key, pattern);
-  }
-  return pattern;
+  return analysisWarningText(text, m.readout);
 }

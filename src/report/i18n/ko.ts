@@ -1,3 +1,4 @@
+import { readoutKo } from "../../analysis/i18n/readout-ko.js";
 import type { ReportMessages } from "./en.js";
 
 /**
@@ -53,10 +54,6 @@ export const ko: ReportMessages = {
     pValue: "p값",
     pCell: (value, small) => (small ? `< ${value}` : value),
     pText: (value, small) => (small ? `p < ${value}` : `p = ${value}`),
-    significant: "유의함 (95% 신뢰수준)",
-    notSignificant: "유의하지 않음 (95% 신뢰수준)",
-    notEnoughData: "검정할 데이터 부족",
-    notTested: "검정하지 않음 (분기가 셋 이상)",
     verdict: "판정",
   },
   campaign: {
@@ -99,10 +96,6 @@ export const ko: ReportMessages = {
     tests: "유의성 검정 (두 비율 z-검정)",
     rate: "비율",
     versus: "비교 대상",
-    controlNoConversions: "파일에 대조군의 전환 행이 없어 발송 그룹과 비교할 수 없습니다.",
-    controlNoReceived: "메시지를 수신한 발송 그룹 사용자가 없어 대조군과 비교할 대상이 없습니다.",
-    controlCaveat:
-      "발송 그룹은 메시지를 수신한 사용자의 전환을, 대조군은 배정된 사용자의 전환을 셉니다(둘 다 사용자 기준). 서비스가 오픈한 메시지에 기여한 전환만 내보낸다면 발송 그룹이 유리해져 효과가 부풀려집니다.",
     timing: "오픈 시간대",
     opensByHour: (zone) => `시간대별 오픈 (${zone})`,
     hour: "시",
@@ -200,12 +193,5 @@ export const ko: ReportMessages = {
     opens: "오픈",
     earlierRounds: (n) => `이전 회차 ${n.text}개는 그리지 않았습니다.`,
   },
-  warnings: {
-    truncated: (line) =>
-      `파일이 줄바꿈으로 끝나지 않아 잘렸을 수 있습니다(다운로드가 중단되었을 수 있음). 마지막 행(${line}번째 줄)도 셌습니다. 수치가 낮아 보이면 다시 다운로드하거나 내보내세요.`,
-    noNumberInSheetName: (sheet) => `일별 시트 "${sheet}"의 이름에 #번호가 없습니다.`,
-    noDailySheet: (node) => `노드 #${node}에 일별 시트가 없습니다.`,
-    noDateHeader: (sheet) => `시트 "${sheet}"에 날짜 머리글 행이 없어 건너뛰었습니다.`,
-    badSummaryRow: (row) => `요약 시트 ${row}번째 행의 #이 숫자가 아니어서 건너뛰었습니다.`,
-  },
+  readout: readoutKo,
 };

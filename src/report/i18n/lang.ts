@@ -5,15 +5,12 @@
  * file alone when it writes a report.
  */
 
-export type Lang = "ko" | "en";
-export const LANGS: readonly Lang[] = ["ko", "en"];
+import type { Lang } from "../../analysis/i18n/lang.js";
+
+export { isLang, type Lang } from "../../analysis/i18n/lang.js";
 
 /** The locale whose numbers and dates a file in `lang` is written with. */
 export const LANG_LOCALES: Record<Lang, string> = { ko: "ko-KR", en: "en-US" };
-
-export function isLang(value: unknown): value is Lang {
-  return value === "ko" || value === "en";
-}
 
 /** Korean for `ko`, `ko-KR`, `ko-Kore-KR` and the like; English for any other tag or none. */
 export function langOfLocale(locale: string | undefined): Lang {
