@@ -38,7 +38,11 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  process.env = { ...saved };
+  // Restored in place: a new object for process.env would cut it off from the real environment
+  // (os.tmpdir() and later assignments would no longer see each other) for every later test
+  // file in this worker.
+  for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  Object.assign(process.env, saved);
   await rm(dataDir, { recursive: true, force: true });
 });
 
