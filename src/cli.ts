@@ -73,8 +73,10 @@ const USAGE = `Usage:
   crm-insights-mcp sandbox [--port N] [--host 127.0.0.1] [--seed N] [--now ISO-8601] [--job-seconds S]
                            [--csv-order O] [--csv-platform-ids P] [--csv-customer-ids C] [--huge-ab-test]
                                         local sandbox service with synthetic data
-  crm-insights-mcp summarize FILE [--json] [--detail] [--conversion-event-type T] [--threads N]
+  crm-insights-mcp summarize FILE [--json] [--detail] [--lang ko|en] [--conversion-event-type T]
+                           [--threads N]
                                         summarize a campaign CSV or scenario XLSX export
+                                        (text in English unless --lang ko; --json the same in both)
   crm-insights-mcp query --sql SQL [--json] [--max-rows N] FILE...
                                         one read-only SQL statement (DuckDB) over export files:
                                         table events (campaign CSVs), scenario_nodes/scenario_days
@@ -82,10 +84,14 @@ const USAGE = `Usage:
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS or CRM_OAUTH_ISSUER, CRM_DATABASE_URL;
                                         see docs/team-mode.md)
-  crm-insights-mcp report FILE --out PATH.html [--conversion-event-type T]
-                                        self-contained HTML report with charts of an export
-  crm-insights-mcp doctor [--json]      check the configuration, the data folder and both keys
-                                        against the service (creates no export job)
+  crm-insights-mcp report FILE --out PATH.html [--lang ko|en] [--conversion-event-type T]
+                                        self-contained HTML report with charts of an export, in
+                                        Korean or English: by default Korean when CRM_TIME_ZONE
+                                        is Asia/Seoul (its default), else English
+  crm-insights-mcp doctor [--json] [--lang ko|en]
+                                        check the configuration, the data folder and both keys
+                                        against the service (creates no export job); English
+                                        unless --lang ko, --json always English
   crm-insights-mcp audit [--since ISO-8601] [--caller NAME] [--limit N] [--json]
                                         the audit trail: who called which tool, how it ended
   crm-insights-mcp install <claude-desktop|claude-code|vscode|cursor> [--print] [--force] [--name N]

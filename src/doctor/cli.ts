@@ -1,20 +1,41 @@
+import type { Lang } from "../analysis/i18n/lang.js";
 import { ConfigError, defaultDataDir, loadConfig } from "../config.js";
 import { dataFolderInUse } from "../files/data-folder.js";
 import { renderDoctor, runDoctor } from "./doctor.js";
 
-/** `crm-insights-mcp doctor [--json]`: exit 0 when every check passes, 1 otherwise, 2 on bad usage. */
+const USAGE = "Usage: crm-insights-mcp doctor [--json] [--lang ko|en]\n";
+
+/**
+ * `crm-insights-mcp doctor [--json] [--lang ko|en]`: exit 0 when every check passes, 1 otherwise,
+ * 2 on bad usage. The lines are English unless --lang ko; --json is English whatever --lang says,
+ * so a script reads the same details.
+ */
 export async function runDoctorCommand(args: readonly string[]): Promise<number> {
-  const unknown = args.filter((a) => a !== "--json");
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `doctor: unknown argument "${unknown[0]}".\nUsage: crm-insights-mcp doctor [--json]\n`,
-    );
-    return 2;
+  let json = false;
+  let lang: Lang = "en";
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--json") json = true;
+    else if (arg === "--lang") {
+      const value = args[++i];
+      if (value !== "ko" && value !== "en") {
+        const got = value === undefined ? "" : ` (got ${JSON.stringify(value)})`;
+        process.stderr.write(`doctor: --lang takes ko or en${got}.\n${USAGE}`);
+        return 2;
+      }
+      lang = value;
+    } else {
+      process.stderr.write(`doctor: unknown argument "${arg}".\n${USAGE}`);
+      return 2;
+    }
   }
-  const report = await runDoctor(process.env);
-  process.stdout.write(
-    args.includes("--json") ? `${JSON.stringify(report, null, 2)}\n` : renderDoctor(report),
-  );
+  if (json) {
+    const report = await runDoctor(process.env);
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return report.ok ? 0 : 1;
+  }
+  const report = await runDoctor(process.env, { lang });
+  process.stdout.write(renderDoctor(report, lang));
   return report.ok ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DateTime } from "luxon";
+import type { Lang } from "../analysis/i18n/lang.js";
 import type { CrmApi } from "../api/types.js";
 import {
   apiClientOptionsFromConfig,
@@ -12,9 +13,10 @@ import {
 } from "../config.js";
 import { dataFolderInUse, exportsFolder } from "../files/data-folder.js";
 import { exportFilesUsage } from "../files/retention.js";
-import { formatBytes } from "../format.js";
 import { redact, registerSecret } from "../redact.js";
 import { PACKAGE_VERSION } from "../version.js";
+import { type CheckName, type DoctorMessages, doctorEn, type KeyVariable } from "./messages-en.js";
+import { doctorKo } from "./messages-ko.js";
 
 /**
  * `crm-insights-mcp doctor`: what a new user needs to know before pointing an assistant at the
@@ -23,10 +25,13 @@ import { PACKAGE_VERSION } from "../version.js";
  */
 
 export interface Check {
-  name: "config" | "data folder" | "time zone" | "export/metrics key" | "recommend key";
+  name: CheckName;
   ok: boolean;
   detail: string;
 }
+
+/** doctor's words in each language; the JSON is always written with the English ones. */
+export const DOCTOR_CATALOGUES: Record<Lang, DoctorMessages> = { en: doctorEn, ko: doctorKo };
 
 export interface DoctorReport {
   ok: boolean;
@@ -42,6 +47,8 @@ export interface DoctorDeps {
   now?: () => number;
   /** Per-check deadline for the service probes, in ms. */
   probeTimeoutMs?: number;
+  /** The language of the details: English (the default, and always for --json) or Korean. */
+  lang?: Lang;
 }
 
 /** A slot key no console hands out: a 404 for it tells that the key itself was accepted. */
@@ -52,6 +59,7 @@ export async function runDoctor(
   deps: DoctorDeps = {},
 ): Promise<DoctorReport> {
   const now = deps.now ?? Date.now;
+  const m = DOCTOR_CATALOGUES[deps.lang ?? "en"];
   let config: Config;
   try {
     config = loadConfig(env);
@@ -70,17 +78,19 @@ export async function runDoctor(
 
   const recommendKey = recommendKeyVariable(env);
   const checks: Check[] = [
-    { name: "config", ok: true, detail: describeConfig(config, recommendKey) },
+    { name: "config", ok: true, detail: describeConfig(config, recommendKey, m) },
   ];
   const folder = dataFolderInUse(config);
-  checks.push(await checkDataFolder(folder, config));
-  checks.push(checkTimeZone(config, env, now()));
+  checks.push(await checkDataFolder(folder, config, m));
+  checks.push(checkTimeZone(config, env, now(), m));
 
   const probeMs = deps.probeTimeoutMs ?? 15_000;
-  const service = await connect(config);
+  const service = await connect(config, m);
   try {
-    checks.push(await checkExportKey(service.api, config, service.label, probeMs, now()));
-    checks.push(await checkRecommendKey(service.api, service.realtimeLabel, recommendKey, probeMs));
+    checks.push(await checkExportKey(service.api, config, service.label, probeMs, now(), m));
+    checks.push(
+      await checkRecommendKey(service.api, service.realtimeLabel, recommendKey, probeMs, m),
+    );
   } finally {
     await service.close();
   }
@@ -93,14 +103,14 @@ export async function runDoctor(
   };
 }
 
-/** One line per check, `ok` or `FAIL` first, as the contract asks. */
-export function renderDoctor(report: DoctorReport): string {
-  const lines = report.checks.map((c) => `${c.ok ? "ok  " : "FAIL"}  ${c.name}: ${c.detail}`);
-  lines.push(
-    report.ok
-      ? `All checks passed (crm-insights-mcp ${report.version}).`
-      : `Some checks failed (crm-insights-mcp ${report.version}); fix the FAIL lines and run doctor again.`,
-  );
+/**
+ * One line per check, its outcome first, as the contract asks; in `lang`, which should be the
+ * language the report's details were written in (runDoctor's `lang`).
+ */
+export function renderDoctor(report: DoctorReport, lang: Lang = "en"): string {
+  const m = DOCTOR_CATALOGUES[lang];
+  const lines = report.checks.map((c) => m.line(c.ok, m.names[c.name], c.detail));
+  lines.push(report.ok ? m.allPassed(report.version) : m.someFailed(report.version));
   return `${lines.join("\n")}\n`;
 }
 
@@ -114,22 +124,23 @@ function recommendKeyVariable(env: NodeJS.ProcessEnv): RecommendKeyVariable {
     : "CRM_RECOMMEND_SECRET_KEY";
 }
 
-type RecommendKeyVariable = "CRM_SECRET_KEY" | "CRM_RECOMMEND_SECRET_KEY";
+type RecommendKeyVariable = KeyVariable;
 
-function describeConfig(config: Config, recommendKey: RecommendKeyVariable): string {
-  if (config.mode === "sandbox") {
-    return "embedded sandbox mode (CRM_BASE_URL unset): synthetic data, no keys needed; set CRM_BASE_URL, CRM_APPLICATION_ID and CRM_SECRET_KEY for the real service.";
-  }
-  const realtime =
-    config.realtimeBaseUrl === config.baseUrl ? "" : `, recommend at ${config.realtimeBaseUrl}`;
-  const unset =
-    recommendKey === "CRM_SECRET_KEY"
-      ? "; CRM_RECOMMEND_SECRET_KEY unset (CRM_SECRET_KEY used for recommend)"
-      : "";
-  return `remote mode: ${config.baseUrl}${realtime}, application ${config.applicationId}${unset}.`;
+function describeConfig(
+  config: Config,
+  recommendKey: RecommendKeyVariable,
+  m: DoctorMessages,
+): string {
+  if (config.mode === "sandbox") return m.sandboxMode;
+  return m.remoteMode(
+    config.baseUrl ?? "",
+    config.realtimeBaseUrl === config.baseUrl ? undefined : (config.realtimeBaseUrl ?? ""),
+    config.applicationId ?? "",
+    recommendKey === "CRM_SECRET_KEY",
+  );
 }
 
-async function checkDataFolder(folder: string, config: Config): Promise<Check> {
+async function checkDataFolder(folder: string, config: Config, m: DoctorMessages): Promise<Check> {
   const probe = join(folder, `.doctor-${randomBytes(6).toString("hex")}`);
   try {
     await mkdir(folder, { recursive: true, mode: 0o700 });
@@ -139,43 +150,43 @@ async function checkDataFolder(folder: string, config: Config): Promise<Check> {
     return {
       name: "data folder",
       ok: false,
-      detail: `${folder} is not writable (${code}); set CRM_DATA_DIR to a folder you can write to.`,
+      detail: m.notWritable(folder, code),
     };
   } finally {
     await rm(probe, { force: true }).catch(() => undefined);
   }
   const usage = await exportFilesUsage(exportsFolder(folder));
-  const { maxAgeDays, maxBytes } = config.retention;
-  const limits = [
-    maxAgeDays > 0 ? `${maxAgeDays} days` : "no age limit",
-    maxBytes > 0 ? `${formatBytes(maxBytes)} in all` : "no size limit",
-  ].join(", ");
-  const sandboxNote =
-    config.mode === "sandbox" ? " (sandbox data, kept apart from real exports)" : "";
   return {
     name: "data folder",
     ok: true,
-    detail: `${folder}${sandboxNote} is writable; ${usage.files} export file(s), ${formatBytes(usage.bytes)}; files kept ${limits} (CRM_RETENTION_DAYS, CRM_RETENTION_MB).`,
+    detail: m.writable(folder, config.mode === "sandbox", usage, config.retention),
   };
 }
 
-function checkTimeZone(config: Config, env: NodeJS.ProcessEnv, now: number): Check {
+function checkTimeZone(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  now: number,
+  m: DoctorMessages,
+): Check {
   const local = DateTime.fromMillis(now, { zone: config.timeZone });
-  const source =
-    (env.CRM_TIME_ZONE ?? "").trim() === ""
-      ? "the default (set CRM_TIME_ZONE if the application's zone in the service's console differs)"
-      : "from CRM_TIME_ZONE";
+  const source = (env.CRM_TIME_ZONE ?? "").trim() === "" ? m.zoneByDefault : m.zoneFromEnv;
   if (!local.isValid) {
     return {
       name: "time zone",
       ok: false,
-      detail: `${config.timeZone} is not usable here (${local.invalidExplanation ?? "invalid"}); set CRM_TIME_ZONE to an IANA zone such as Asia/Seoul.`,
+      detail: m.zoneUnusable(config.timeZone, local.invalidExplanation ?? m.invalid),
     };
   }
   return {
     name: "time zone",
     ok: true,
-    detail: `${config.timeZone}, ${source}: now ${local.toFormat("yyyy-MM-dd HH:mm")} (UTC${local.toFormat("ZZ")}); export dates are read as days in this zone.`,
+    detail: m.zoneOk(
+      config.timeZone,
+      source,
+      local.toFormat("yyyy-MM-dd HH:mm"),
+      local.toFormat("ZZ"),
+    ),
   };
 }
 
@@ -186,7 +197,7 @@ interface Service {
   close(): Promise<void>;
 }
 
-async function connect(config: Config): Promise<Service> {
+async function connect(config: Config, m: DoctorMessages): Promise<Service> {
   const [{ createApiClient }] = await Promise.all([import("../api/client.js")]);
   // One attempt, short timeouts: doctor reports a slow or absent service instead of waiting out
   // the retries a tool call would make.
@@ -207,8 +218,8 @@ async function connect(config: Config): Promise<Service> {
   const embedded = await startEmbeddedSandbox(config);
   return {
     api: embedded.api,
-    label: `the embedded sandbox (${embedded.sandbox.base_url})`,
-    realtimeLabel: `the embedded sandbox (${embedded.sandbox.realtime_base_url})`,
+    label: m.embeddedSandbox(embedded.sandbox.base_url),
+    realtimeLabel: m.embeddedSandbox(embedded.sandbox.realtime_base_url),
     close: () => embedded.close(),
   };
 }
@@ -219,6 +230,7 @@ async function checkExportKey(
   label: string,
   timeoutMs: number,
   now: number,
+  m: DoctorMessages,
 ): Promise<Check> {
   // A one-day metrics read: it proves the key, the application ID and the route, and unlike a
   // create it does not spend the export budget.
@@ -231,13 +243,18 @@ async function checkExportKey(
     return {
       name: "export/metrics key",
       ok: true,
-      detail: `${label} accepted ${config.mode === "remote" ? `CRM_SECRET_KEY for application ${config.applicationId}` : "its own key"} (campaign metrics of ${day}: ${answer.campaigns.length} campaign(s)).`,
+      detail: m.exportKeyOk(
+        label,
+        config.mode === "remote" ? (config.applicationId ?? "") : undefined,
+        day,
+        answer.campaigns.length,
+      ),
     };
   } catch (error) {
     return {
       name: "export/metrics key",
       ok: false,
-      detail: explainFailure(error, label, { which: "export", variable: "CRM_SECRET_KEY" }),
+      detail: explainFailure(error, label, { which: "export", variable: "CRM_SECRET_KEY" }, m),
     };
   }
 }
@@ -247,10 +264,11 @@ async function checkRecommendKey(
   label: string,
   variable: RecommendKeyVariable,
   timeoutMs: number,
+  m: DoctorMessages,
 ): Promise<Check> {
   try {
     await api.recommend(PROBE_SLOT_KEY, { limit: 1 }, { deadline: Date.now() + timeoutMs });
-    return { name: "recommend key", ok: true, detail: `${label} accepted the recommend key.` };
+    return { name: "recommend key", ok: true, detail: m.recommendKeyOk(label) };
   } catch (error) {
     const kind = (error as { kind?: unknown }).kind;
     // The probe slot does not exist: 404 (or a temporary slot state) after the key passed. The
@@ -259,13 +277,13 @@ async function checkRecommendKey(
       return {
         name: "recommend key",
         ok: true,
-        detail: `${label} did not refuse the recommend key (a probe slot answered "no such slot", not "authentication failed").`,
+        detail: m.recommendKeyNotRefused(label),
       };
     }
     return {
       name: "recommend key",
       ok: false,
-      detail: explainFailure(error, label, { which: "recommend", variable }),
+      detail: explainFailure(error, label, { which: "recommend", variable }, m),
     };
   }
 }
@@ -274,27 +292,25 @@ function explainFailure(
   error: unknown,
   label: string,
   key: { which: "export" | "recommend"; variable: RecommendKeyVariable },
+  m: DoctorMessages,
 ): string {
   const kind = (error as { kind?: unknown }).kind;
   // Quoted inside a sentence of ours: without its closing period.
   const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
   const { which, variable } = key;
   switch (kind) {
-    case "authentication": {
-      const check =
-        which === "export"
-          ? " and that it belongs to CRM_APPLICATION_ID (export and metrics take the key from the account manager)"
-          : variable === "CRM_SECRET_KEY"
-            ? ". CRM_RECOMMEND_SECRET_KEY is unset, so recommend was tried with CRM_SECRET_KEY; if recommend takes the application's own secret key, set CRM_RECOMMEND_SECRET_KEY to it"
-            : " (the application's secret key; it defaults to CRM_SECRET_KEY)";
-      return `${label} refused the key in ${variable}${which === "recommend" ? " for recommend" : ""} (authentication failed). Check that the whole key was copied${check}.`;
-    }
+    case "authentication":
+      return m.refused(label, variable, which);
     case "not_found":
-      return `${label} does not know the application: check CRM_APPLICATION_ID.`;
+      return m.unknownApplication(label);
     case "network":
     case "timeout":
-      return `could not reach ${label} (${message}). Check the URL (${which === "export" ? "CRM_BASE_URL" : "CRM_REALTIME_BASE_URL"}), the network and any proxy.`;
+      return m.unreachable(
+        label,
+        message,
+        which === "export" ? "CRM_BASE_URL" : "CRM_REALTIME_BASE_URL",
+      );
     default:
-      return `${label} answered with an error: ${message}`;
+      return m.answeredError(label, message);
   }
 }

@@ -74,6 +74,16 @@ describe("crm-insights-mcp report", () => {
     const help = await run(["--help"]);
     expect(help.stdout).toContain("--lang ko|en");
     expect(help.stdout).toContain("Korean when CRM_TIME_ZONE is Asia/Seoul");
+    // The bin's own --help says the same, and which commands take --lang.
+    const usage = await new Promise<string>((resolve) => {
+      execFile(process.execPath, [BIN, "--help"], (_error, stdout) => resolve(stdout));
+    });
+    expect(usage).toContain("crm-insights-mcp report FILE --out PATH.html [--lang ko|en]");
+    expect(usage.replace(/\s+/g, " ")).toContain(
+      "by default Korean when CRM_TIME_ZONE is Asia/Seoul (its default), else English",
+    );
+    expect(usage).toContain("crm-insights-mcp summarize FILE [--json] [--detail] [--lang ko|en]");
+    expect(usage).toContain("crm-insights-mcp doctor [--json] [--lang ko|en]");
   });
 
   it("refuses missing or wrong arguments with the usage", async () => {
