@@ -1,5 +1,6 @@
 import type {
   MetricColumn,
+  MetricsCampaign,
   MetricsResponse,
   MetricsTask,
   RecommendBody,
@@ -45,13 +46,8 @@ export interface SandboxCampaign {
   name: string;
   tags: string[];
   schedule_type: ScheduleType;
-  conversion: {
-    event_type: string;
-    window_unit: "h" | "d";
-    window_amount: number;
-    /** Extra condition (spec 2.6: structure not shown); the sandbox's conversions all satisfy it. */
-    condition?: Record<string, unknown>;
-  };
+  /** Its `condition`, where set, is one the sandbox's conversions all satisfy. */
+  conversion: MetricsCampaign["conversion"];
   is_ab_test: boolean;
   channel: Channel;
   role: CampaignRole;
