@@ -1,10 +1,5 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createServer } from "../../src/server.js";
+import { describe, expect, it } from "vitest";
+import { listedTools } from "../helpers/listed-tools.js";
 
 /**
  * Every property of every advertised input and output schema says what it accepts: a type or
@@ -45,35 +40,17 @@ function looseSchemas(schema: Json, path = "#"): string[] {
   return loose;
 }
 
-let dataDir: string;
-beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), "crm-schema-keywords-"));
-});
-afterAll(async () => {
-  await rm(dataDir, { recursive: true, force: true });
-});
-
 describe("advertised schemas", () => {
   it("give every property a type or validation keyword (Inspector --strict)", async () => {
-    const built = createServer(loadConfig({ CRM_DATA_DIR: dataDir }));
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await built.server.connect(b);
-    await client.connect(a);
-    try {
-      const { tools } = await client.listTools();
-      expect(tools.length).toBeGreaterThanOrEqual(5);
-      const loose = tools.flatMap((tool) => [
-        ...looseSchemas(tool.inputSchema as Json).map((p) => `${tool.name} input ${p}`),
-        ...(tool.outputSchema === undefined
-          ? [`${tool.name}: no output schema`]
-          : looseSchemas(tool.outputSchema as Json).map((p) => `${tool.name} output ${p}`)),
-      ]);
-      expect(loose).toEqual([]);
-    } finally {
-      await client.close();
-      await built.close();
-    }
+    const tools = await listedTools();
+    expect(tools.length).toBeGreaterThanOrEqual(5);
+    const loose = tools.flatMap((tool) => [
+      ...looseSchemas(tool.inputSchema as Json).map((p) => `${tool.name} input ${p}`),
+      ...(tool.outputSchema === undefined
+        ? [`${tool.name}: no output schema`]
+        : looseSchemas(tool.outputSchema as Json).map((p) => `${tool.name} output ${p}`)),
+    ]);
+    expect(loose).toEqual([]);
   });
 
   it("finds a property without a keyword, at any depth", () => {
