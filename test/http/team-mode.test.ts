@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { childTempEnv } from "../setup/temp-folder.js";
@@ -84,17 +85,6 @@ async function connect(server: ServerProcess, user: User): Promise<Client> {
   );
   clients.push(client);
   return client;
-}
-
-/**
- * A date `daysBack` before the sandbox's start (it runs on the real clock here), in Asia/Seoul:
- * counted from the sandbox's clock rather than read again now, so a run that crosses midnight in
- * Seoul still asks for days of the sandbox's data.
- */
-function sandboxDay(sandbox: RunningSandbox, daysBack: number): string {
-  return new Date(sandbox.world.now + 9 * 3600_000 - daysBack * 86_400_000)
-    .toISOString()
-    .slice(0, 10);
 }
 
 describe.skipIf(skipPostgres())("team mode: serve --http with the ledger in PostgreSQL", () => {

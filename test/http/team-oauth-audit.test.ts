@@ -9,6 +9,7 @@ import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { childTempEnv } from "../setup/temp-folder.js";
 
@@ -82,11 +83,6 @@ async function connect(url: string, token: string): Promise<Client> {
   return client;
 }
 
-/** A date `daysBack` before today in Asia/Seoul, by the clock the servers and sandbox share. */
-function day(daysBack: number): string {
-  return new Date(Date.now() + 9 * 3600_000 - daysBack * 86_400_000).toISOString().slice(0, 10);
-}
-
 describe.skipIf(skipPostgres())("three callers, two processes, one database", () => {
   beforeAll(async () => {
     [db, provider, sandbox] = await Promise.all([
@@ -127,8 +123,8 @@ describe.skipIf(skipPostgres())("three callers, two processes, one database", ()
     const exportOf = (i: number) => ({
       type: "scenario_daily_metrics",
       scenario_id: scenarios[i],
-      from: day(10),
-      to: day(3),
+      from: sandboxDay(sandbox, 10),
+      to: sandboxDay(sandbox, 3),
       wait_seconds: 0,
     });
 
@@ -163,7 +159,10 @@ describe.skipIf(skipPostgres())("three callers, two processes, one database", ()
       job_id: (first.structured.job as { _id: string })._id,
     });
     await made("exporter", exporter[1], "start_export", exportOf(1));
-    await made("analyst", analyst[0], "campaign_metrics", { task_from: day(14), task_to: day(1) });
+    await made("analyst", analyst[0], "campaign_metrics", {
+      task_from: sandboxDay(sandbox, 14),
+      task_to: sandboxDay(sandbox, 1),
+    });
     // Without job_ids or files the tool refuses its input: an error, recorded as one.
     await made("analyst", analyst[1], "query_export", {}, "error");
     await made("analyst", analyst[1], "check_export", {});
