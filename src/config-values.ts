@@ -1,3 +1,5 @@
+import { statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { DateTime, IANAZone } from "luxon";
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.js";
@@ -186,4 +188,63 @@ export const budgetSchema = z
       return z.NEVER;
     }
     return { count, windowSeconds };
+  });
+
+/**
+ * CRM_READ_DIRS: folders, comma-separated, each absolute (or `~/...`, as CRM_DATA_DIR) and an
+ * existing folder. Checked here, once, so that a typo stops the server at start-up instead of
+ * refusing every file later; every problem of the list is named in one message.
+ */
+export function readDirList(homeDir: string) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return [];
+      const entries = value.split(",").map((entry) => entry.trim());
+      const problems: string[] = [];
+      if (entries.some((entry) => entry === "")) {
+        problems.push("it has an empty entry (two commas in a row, or one at an end)");
+      }
+      const folders: string[] = [];
+      for (const entry of entries.filter((e) => e !== "")) {
+        const expanded =
+          entry === "~" || entry.startsWith("~/") ? join(homeDir, entry.slice(1)) : entry;
+        const problem = folderProblem(expanded);
+        if (problem === undefined) folders.push(resolve(expanded));
+        else problems.push(`${JSON.stringify(entry)} ${problem}`);
+      }
+      if (problems.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${problems.join("; ")}; give existing folders as absolute paths, separated by commas`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(folders)];
+    });
+}
+
+/** What keeps `path` from being a folder to read from, or undefined when nothing does. */
+function folderProblem(path: string): string | undefined {
+  if (!isAbsolute(path)) return "is a relative path";
+  try {
+    return statSync(path).isDirectory() ? undefined : "is not a folder";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR" ? "does not exist" : `cannot be read (${code})`;
+  }
+}
+
+/** A switch: `1`/`true`/`on` or `0`/`false`/`off` (any case); unset is off. */
+export const onOffSwitch = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined) return false;
+    const word = value.toLowerCase();
+    if (["1", "true", "on"].includes(word)) return true;
+    if (["0", "false", "off"].includes(word)) return false;
+    ctx.addIssue({ code: "custom", message: "must be 1 (on) or 0 (off)" });
+    return z.NEVER;
   });

@@ -16,11 +16,13 @@ import {
   integer,
   logLevelSchema,
   nonNegativeNumber,
+  onOffSwitch,
   optionalIsoDateTime,
   optionalKey,
   optionalText,
   optionalUrl,
   positiveNumber,
+  readDirList,
   resultTokensSchema,
   timeZoneSchema,
 } from "./config-values.js";
@@ -74,6 +76,13 @@ export interface Config {
   retention: { maxAgeDays: number; maxBytes: number };
   /** The SQL engine of query_export (CRM_QUERY_MEMORY_MB, CRM_QUERY_THREADS, CRM_QUERY_TIMEOUT_SECONDS). */
   query: QueryLimits;
+  /**
+   * CRM_READ_DIRS: folders (absolute, existing at start-up) whose files summarize_export and
+   * query_export may read besides the data folder's, by the same rule (files/export-path.ts).
+   */
+  readDirs: string[];
+  /** CRM_READ_ROOTS: over stdio, the folders the client offers as MCP roots are readable too. */
+  readRoots: boolean;
 }
 
 /** What one query_export statement may use: DuckDB's memory limit and threads, and its time. */
@@ -240,6 +249,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
   const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
   const query = readQueryLimits(read);
+  const readDirs =
+    read("CRM_READ_DIRS", readDirList(context.homeDir ?? homedir()), "/home/me/Downloads") ?? [];
+  const readRoots = read("CRM_READ_ROOTS", onOffSwitch, "1") ?? false;
   const databaseUrl = read(
     "CRM_DATABASE_URL",
     databaseUrlSchema,
@@ -270,6 +282,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
     databaseUrl,
     query,
+    readDirs,
+    readRoots,
   };
 }
 

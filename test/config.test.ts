@@ -1,5 +1,7 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   apiClientOptionsFromConfig,
   ConfigError,
@@ -49,6 +51,8 @@ describe("defaults", () => {
       metricsCallSeconds: 90,
       retention: { maxAgeDays: 30, maxBytes: 4096 * 1024 * 1024 },
       query: { memoryMb: 1024, threads: 2, timeoutSeconds: 60 },
+      readDirs: [],
+      readRoots: false,
     });
   });
 
@@ -304,5 +308,55 @@ describe("MCP Bundle hosts", () => {
     expect(config.mode).toBe("sandbox");
     expect(config.secretKey).toBeUndefined();
     expect(config.dataDir).toBe(join(HOME, ".local", "share", "crm-insights-mcp"));
+  });
+});
+
+describe("CRM_READ_DIRS and CRM_READ_ROOTS", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "crm-readdirs-config-"));
+    await writeFile(join(dir, "a-file.csv"), "x\n");
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reads existing absolute folders, trimmed, duplicates once, `~/` from the home folder", () => {
+    const config = loadConfig(
+      { CRM_READ_DIRS: ` ${dir} ,~,${dir}/`, CRM_READ_ROOTS: "1" },
+      { homeDir: dir, platform: "linux" },
+    );
+    expect(config.readDirs).toEqual([dir]);
+    expect(config.readRoots).toBe(true);
+    for (const off of ["0", "off", "FALSE", ""]) {
+      expect(load({ CRM_READ_ROOTS: off }).readRoots).toBe(false);
+    }
+    expect(load({ CRM_READ_ROOTS: "On" }).readRoots).toBe(true);
+  });
+
+  it("a relative path is a config error naming CRM_READ_DIRS, the entry and what to give", () => {
+    const message = configError({ CRM_READ_DIRS: `${dir},Downloads` });
+    expect(message).toContain(
+      'CRM_READ_DIRS: "Downloads" is a relative path; give existing folders as absolute paths, separated by commas. Example of a good value: CRM_READ_DIRS=/home/me/Downloads',
+    );
+  });
+
+  it("a missing folder, a file and an empty entry are named, all in one line", () => {
+    const missing = join(dir, "never-made");
+    const file = join(dir, "a-file.csv");
+    const message = configError({ CRM_READ_DIRS: `${missing},,${file}` });
+    const line = message.split("\n").find((l) => l.includes("CRM_READ_DIRS:")) ?? "";
+    expect(line).toContain("it has an empty entry (two commas in a row, or one at an end)");
+    expect(line).toContain(`${JSON.stringify(missing)} does not exist`);
+    expect(line).toContain(`${JSON.stringify(file)} is not a folder`);
+    expect(configError({ CRM_READ_DIRS: `${dir},` })).toContain(
+      "CRM_READ_DIRS: it has an empty entry",
+    );
+  });
+
+  it("CRM_READ_ROOTS takes 1 or 0", () => {
+    expect(configError({ CRM_READ_ROOTS: "yes please" })).toContain(
+      "CRM_READ_ROOTS: must be 1 (on) or 0 (off). Example of a good value: CRM_READ_ROOTS=1",
+    );
   });
 });
