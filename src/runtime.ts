@@ -3,6 +3,7 @@ import { openAuditTrail } from "./audit/index.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "./catalog.js";
 import { apiClientOptionsFromConfig, type Config } from "./config.js";
 import { DownloadManager } from "./exports/download-manager.js";
+import { ClientRoots } from "./files/client-roots.js";
 import { dataFolderInUse } from "./files/data-folder.js";
 import { JobLedger, ledgerScope } from "./ledger/ledger.js";
 import { PostgresLedger } from "./ledger/postgres-ledger.js";
@@ -112,12 +113,17 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     return sweeping;
   };
 
+  const clientRoots = new ClientRoots();
   const runtime: ToolRuntime = {
     config,
     sandbox: sandboxMode,
     // The ledger compares with the service's timestamps (URL expiry, job creation): same clock.
     ledger,
     dataFolder,
+    clientRoots,
+    async readableFolders() {
+      return { dataFolder, readDirs: config.readDirs, roots: await clientRoots.folders() };
+    },
     sweepFiles,
     lastPolledAt: new Map(),
     downloads: new DownloadManager(),

@@ -1,13 +1,20 @@
 import { open, realpath, stat } from "node:fs/promises";
-import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { extname } from "node:path";
 import { CAMPAIGN_CSV_COLUMNS } from "../api/csv-columns.js";
+import {
+  foldersText,
+  hasOtherFolders,
+  isInsideAny,
+  type ReadableFolders,
+} from "./readable-folders.js";
 
 /**
  * The one rule by which summarize_export and query_export accept a file, and the one wording of
- * each refusal, so both tools answer the same problem the same way. With a data folder (the
- * tools) a file is located first, from paths alone (realpath, whole path components), so a file
- * elsewhere is refused without a byte of it read, and its refusal does not say whether it exists.
- * Without one (the `summarize`/`query` commands, the user's own shell) any file may be read.
+ * each refusal, so both tools answer the same problem the same way. With readable folders (the
+ * tools: the data folder, CRM_READ_DIRS, MCP roots) a file is located first, from paths alone
+ * (realpath, whole path components), so a file elsewhere is refused without a byte of it read,
+ * and its refusal does not say whether it exists. Without them (the `summarize`/`query`
+ * commands, the user's own shell) any file may be read.
  */
 
 export type ExportFileProblem =
@@ -37,19 +44,22 @@ export interface ExportFile {
 const HEADER = CAMPAIGN_CSV_COLUMNS.join(",");
 
 /**
- * Checks `path` (absolute) as an export file, in this order: inside `dataFolder` when one is
- * given, present, a regular .csv or .xlsx file, not empty, and for a CSV the campaign export's
+ * Checks `path` (absolute) as an export file, in this order: inside one of `folders` when they
+ * are given, present, a regular .csv or .xlsx file, not empty, and for a CSV the campaign export's
  * header as its first line. Throws ExportFileError with the shared text of the first problem.
  */
-export async function checkExportFile(path: string, dataFolder?: string): Promise<ExportFile> {
+export async function checkExportFile(
+  path: string,
+  folders?: ReadableFolders,
+): Promise<ExportFile> {
   const shown = JSON.stringify(path);
-  if (dataFolder !== undefined) await checkInsideFolder(path, dataFolder);
+  if (folders !== undefined) await checkInsideFolder(path, folders);
   const real = await realpath(path).catch(() => undefined);
   if (real === undefined) {
     const next =
-      dataFolder === undefined
+      folders === undefined
         ? "Pass the path of a campaign CSV or scenario XLSX export."
-        : `Pass the job_id of an export (from start_export or check_export), or the absolute path of an export file in the data folder (${dataFolder}).`;
+        : `Pass the job_id of an export (from start_export or check_export), or the absolute path of an export file in ${foldersText(folders, "or")}.`;
     throw new ExportFileError(`${shown} was not found. ${next}`, "not_found");
   }
   const info = await stat(real);
@@ -70,12 +80,12 @@ export async function checkExportFile(path: string, dataFolder?: string): Promis
 
 /**
  * Refuses `path` unless its real path (or the one it would have, when it does not exist) lies
- * inside `dataFolder`'s, judged by whole path components: `..` and links out of the folder lead
- * outside, and a missing file outside gets the same answer as an existing one.
+ * inside one of `folders` (readable-folders.ts), judged by whole path components: `..` and links
+ * out of a folder lead outside, and a missing file outside gets the same answer as an existing one.
  */
-export async function checkInsideFolder(path: string, dataFolder: string): Promise<void> {
-  if (isWithin(await resolveExisting(dataFolder), await resolveExisting(path))) return;
-  throw new ExportFileError(outsideText(JSON.stringify(path), dataFolder), "outside_data_folder");
+export async function checkInsideFolder(path: string, folders: ReadableFolders): Promise<void> {
+  if (await isInsideAny(path, folders)) return;
+  throw new ExportFileError(outsideText(JSON.stringify(path), folders), "outside_data_folder");
 }
 
 /** Why an empty file is refused and what to do (analysis/campaign-one-pass.ts says it too). */
@@ -86,32 +96,17 @@ function emptyFileText(shown: string): string {
   return `${shown} is empty: ${EMPTY_EXPORT}`;
 }
 
-function outsideText(shown: string, dataFolder: string): string {
-  return `${shown} is outside the data folder (${dataFolder}). summarize_export and query_export read only files in it, so that no other file of the machine they run on can be read through them. Pass the job_id of an export (from start_export or check_export), copy the file into the data folder, or read it in your own shell with \`crm-insights-mcp summarize FILE\` or \`crm-insights-mcp query --sql ... FILE\`.`;
-}
+const SHELL =
+  "or read it in your own shell with `crm-insights-mcp summarize FILE` or `crm-insights-mcp query --sql ... FILE`";
+const ADD_FOLDER =
+  "add its folder to CRM_READ_DIRS in the server's configuration (absolute folders, comma-separated)";
 
-/** Whether `inner` lies inside `folder` (both real paths), judged by whole path components. */
-function isWithin(folder: string, inner: string): boolean {
-  const rel = relative(folder, inner);
-  return rel !== "" && !isAbsolute(rel) && rel.split(sep)[0] !== "..";
-}
-
-/**
- * The real path `path` would have: the realpath of its nearest existing ancestor with the rest
- * appended. A missing file is thereby located like an existing one (a link to elsewhere among its
- * parents counts), so "outside" never depends on whether the file exists.
- */
-async function resolveExisting(path: string): Promise<string> {
-  let head = resolve(path);
-  const rest: string[] = [];
-  for (;;) {
-    const real = await realpath(head).catch(() => undefined);
-    if (real !== undefined) return join(real, ...rest.reverse());
-    const parent = dirname(head);
-    if (parent === head) return resolve(path);
-    rest.push(basename(head));
-    head = parent;
+function outsideText(shown: string, folders: ReadableFolders): string {
+  const next = `Pass the job_id of an export (from start_export or check_export), copy the file into the data folder, ${ADD_FOLDER}, ${SHELL}.`;
+  if (!hasOtherFolders(folders)) {
+    return `${shown} is outside the data folder (${folders.dataFolder}). summarize_export and query_export read only files in it, so that no other file of the machine they run on can be read through them. ${next}`;
   }
+  return `${shown} is outside the folders summarize_export and query_export read: ${foldersText(folders, "and")}. No other file of the machine they run on can be read through them. ${next}`;
 }
 
 /** Enough bytes for the header, its fields quoted, a byte-order mark and the line break. */

@@ -5,6 +5,8 @@ import type { AuditTrail } from "../audit/index.js";
 import type { ProductCatalog } from "../catalog.js";
 import type { Config } from "../config.js";
 import type { DownloadManager } from "../exports/download-manager.js";
+import type { ClientRoots } from "../files/client-roots.js";
+import type { ReadableFolders } from "../files/readable-folders.js";
 import type { LedgerStore } from "../ledger/store.js";
 
 /** What every tool handler may use; built once per server process (see runtime.ts). */
@@ -16,6 +18,10 @@ export interface ToolRuntime {
   readonly ledger: LedgerStore;
   /** The data folder in use: CRM_DATA_DIR, or its `sandbox/` part in sandbox mode. */
   readonly dataFolder: string;
+  /** The folders summarize_export and query_export read: data folder, CRM_READ_DIRS, roots. */
+  readableFolders(): Promise<ReadableFolders>;
+  /** The client's MCP roots, followed only over stdio with CRM_READ_ROOTS=1 (server.ts). */
+  readonly clientRoots: ClientRoots;
   /**
    * Applies the retention limits to the downloaded files (see files/retention.ts) in the
    * background; never rejects. Runs once at a time; a request during a run is served by a rerun.

@@ -1,4 +1,5 @@
 import { checkExportFile, checkInsideFolder, ExportFileError } from "../files/export-path.js";
+import { dataFolderOnly, type ReadableFolders } from "../files/readable-folders.js";
 import { QueryError } from "./errors.js";
 
 /** One export file a query reads: its real path, what it holds, and the job it came from. */
@@ -24,11 +25,15 @@ export async function resolveSource(path: string, jobId: string | null): Promise
 }
 
 /**
- * A check for queryFiles: each file must lie inside `folder` (the server's data folder). The
- * query_export tool checks its paths before this (files/export-path.ts), before any byte is read.
+ * A check for queryFiles: each file must lie inside one of `folders` (a string: that data folder
+ * alone). The query_export tool checks its paths before this (files/export-path.ts), before any
+ * byte is read.
  */
-export function requireInsideFolder(folder: string): (source: QuerySource) => Promise<void> {
-  return (source) => asQueryError(checkInsideFolder(source.path, folder));
+export function requireInsideFolder(
+  folders: ReadableFolders | string,
+): (source: QuerySource) => Promise<void> {
+  const readable = typeof folders === "string" ? dataFolderOnly(folders) : folders;
+  return (source) => asQueryError(checkInsideFolder(source.path, readable));
 }
 
 /** The query's own error type, with the shared text of the file rule. */

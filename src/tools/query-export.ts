@@ -105,13 +105,14 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, cou
       chosen.push({ path: await exportFilePath(runtime, jobId, call, "query_export"), jobId });
     }
     for (const file of files) chosen.push({ path: absoluteFile(file, "files"), jobId: null });
-    // The data-folder rule summarize_export keeps too, checked before a byte of a file is read.
-    for (const { path } of chosen) await checkExportFile(path, runtime.dataFolder);
+    // The folder rule summarize_export keeps too, checked before a byte of a file is read.
+    const readable = await runtime.readableFolders();
+    for (const { path } of chosen) await checkExportFile(path, readable);
     const base = {
       files: chosen,
       limits: runtime.config.query,
       spillParent: runtime.dataFolder,
-      checkSource: requireInsideFolder(runtime.dataFolder),
+      checkSource: requireInsideFolder(readable),
       ...(args.conversion_event_type !== undefined
         ? { conversionEventType: args.conversion_event_type }
         : {}),

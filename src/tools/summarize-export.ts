@@ -93,8 +93,8 @@ Example: summarize_export {"job_id": "exp_abc123", "report": true}`,
       jobId === undefined
         ? absoluteFile(file as string)
         : await exportFilePath(runtime, jobId, call, "summarize_export");
-    // The data-folder rule query_export keeps too, checked before a byte of the file is read.
-    const { path } = await checkExportFile(given, runtime.dataFolder);
+    // The folder rule query_export keeps too, checked before a byte of the file is read.
+    const { path } = await checkExportFile(given, await runtime.readableFolders());
     // Marked in use: the retention sweep must not remove the file while it is being read.
     const result = await withFileInUse(path, () =>
       summarizeFile(path, {
