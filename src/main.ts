@@ -16,11 +16,15 @@ export async function runServer(): Promise<number> {
     import("./mcp/stdio-batches.js"),
   ]);
   const deps = sandboxGuide === undefined ? { runtime } : { runtime, sandboxGuide };
-  const handle = serveStdio(() => createServer(config, deps).server, {
-    // The SDK's stdio transport reads single messages only; 2025-03-26 also has batches.
-    transport: new StdioBatchTransport(),
-    onerror: (error) => log.warn("transport error", { error: error.message }),
-  });
+  // MCP roots are asked for with the 2025-era `roots/list`; a 2026-era instance has no such request.
+  const handle = serveStdio(
+    ({ era }) => createServer(config, { ...deps, clientRoots: era === "legacy" }).server,
+    {
+      // The SDK's stdio transport reads single messages only; 2025-03-26 also has batches.
+      transport: new StdioBatchTransport(),
+      onerror: (error) => log.warn("transport error", { error: error.message }),
+    },
+  );
   log.info(`server ready (${config.mode === "sandbox" ? "embedded sandbox mode" : "remote mode"})`);
 
   return new Promise<number>((resolve) => {

@@ -7,6 +7,7 @@ import {
 } from "./api/limits.js";
 import type { CrmApi } from "./api/types.js";
 import type { Config } from "./config.js";
+import { followClientRoots } from "./mcp/follow-roots.js";
 import { logLevelsOf, registerSetLevel } from "./mcp/log-levels.js";
 import { registerTools } from "./mcp/register.js";
 import { allows, toolScope } from "./mcp/scopes.js";
@@ -30,6 +31,11 @@ export interface ServerDeps {
    * are registered, so the lists show a caller what it may use. Unset: everything (stdio).
    */
   scopes?: readonly string[];
+  /**
+   * The client is the user's own, over stdio: with CRM_READ_ROOTS=1 the folders it offers as MCP
+   * roots become readable. Never set over HTTP.
+   */
+  clientRoots?: boolean;
 }
 
 export const SERVER_INSTRUCTIONS = `Tools for a Korean messaging and recommendation service (campaign metrics, export files, product recommendations).
@@ -60,6 +66,7 @@ export function createServer(
       capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
     },
   );
+  if (deps.clientRoots === true && config.readRoots) followClientRoots(server, runtime.clientRoots);
   registerSetLevel(server, logLevelsOf(runtime));
   registerTools(
     server,

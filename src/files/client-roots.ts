@@ -3,28 +3,24 @@ import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { log } from "../log.js";
 
-/** A root as the client lists it (`roots/list`): a URI, and a name shown to the user. */
-export interface OfferedRoot {
-  uri: string;
-  name?: string | undefined;
-}
-
 /**
- * Asks the client for its roots: undefined when it offers none (no `roots` capability); rejects
- * when the request fails or times out.
+ * Asks the client for its roots (`roots/list`), each as sent, checked here one by one: undefined
+ * when it offers none (no `roots` capability); rejects when the request fails or times out.
  */
-export type RootsRequest = () => Promise<readonly OfferedRoot[] | undefined>;
+export type RootsRequest = () => Promise<readonly unknown[] | undefined>;
 
 /**
  * The folders the client offers as MCP roots (stdio with CRM_READ_ROOTS=1), as it last listed
- * them. A list that changes replaces the earlier one; a list that cannot be had leaves none, so a
- * folder the user has taken back is never read on the strength of an older answer. A file check
- * waits for an answer under way, so a call right after start-up or a change sees the new list.
+ * them. A list that changes replaces the earlier one; a list that cannot be had leaves none (and
+ * is asked for again by the next file check), so a folder the user has taken back is never read
+ * on the strength of an older answer. A file check waits for an answer under way, so a call
+ * right after start-up or a change sees the new list.
  */
 export class ClientRoots {
   #request: RootsRequest | undefined;
   #folders: readonly string[] = [];
   #latest: Promise<void> | undefined;
+  #failed = false;
   #generation = 0;
 
   /** Where the roots come from: the connected client. Until then there are none. */
@@ -37,10 +33,13 @@ export class ClientRoots {
     const request = this.#request;
     if (request === undefined) return Promise.resolve();
     const generation = ++this.#generation;
+    this.#failed = false;
     const run = (async () => {
+      let failed = false;
       const folders = await request().then(
         (roots) => (roots === undefined ? noRoots() : rootFolders(roots)),
         (error: unknown) => {
+          failed = true;
           log.warn("could not list the client's MCP roots; none are read until it lists them", {
             error: error instanceof Error ? error.message : String(error),
           });
@@ -48,16 +47,22 @@ export class ClientRoots {
         },
       );
       // An older answer arriving after a newer one must not overwrite it.
-      if (generation === this.#generation) this.#folders = folders;
+      if (generation === this.#generation) {
+        this.#folders = folders;
+        this.#failed = failed;
+      }
     })();
     this.#latest = run;
     return run;
   }
 
-  /** The folders, once every request under way has been answered (the first asked on demand). */
+  /**
+   * The folders, once every request under way has been answered; asked for on demand when never
+   * asked yet or when the last request failed.
+   */
   async folders(): Promise<readonly string[]> {
     if (this.#request === undefined) return [];
-    if (this.#latest === undefined) void this.refresh();
+    if (this.#latest === undefined || this.#failed) void this.refresh();
     for (;;) {
       const latest = this.#latest;
       await latest;
@@ -73,18 +78,20 @@ function noRoots(): string[] {
 
 /**
  * The folders among `roots`: `file://` URIs of existing directories, as absolute paths. Any other
- * root (another scheme, a file, a path that does not exist) is left out, and the log says why.
+ * root (another scheme, a file, a path that does not exist, no URI at all) is left out, and the
+ * log says why: one odd root does not cost the user the others.
  */
-export async function rootFolders(roots: readonly OfferedRoot[]): Promise<string[]> {
+export async function rootFolders(roots: readonly unknown[]): Promise<string[]> {
   const folders: string[] = [];
   for (const root of roots) {
-    const path = localPath(root.uri);
+    const uri = (root as { uri?: unknown } | null)?.uri;
+    const path = typeof uri === "string" ? localPath(uri) : undefined;
     const problem =
       path === undefined ? "not a file:// URI of a local path" : await notFolder(path);
     if (path !== undefined && problem === undefined) {
       if (!folders.includes(path)) folders.push(path);
     } else {
-      log.info("an MCP root is not read", { root: root.uri, why: problem });
+      log.info("an MCP root is not read", { root: String(uri), why: problem });
     }
   }
   return folders;
