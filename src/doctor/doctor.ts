@@ -17,6 +17,7 @@ import { redact, registerSecret } from "../redact.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { type CheckName, type DoctorMessages, doctorEn, type KeyVariable } from "./messages-en.js";
 import { doctorKo } from "./messages-ko.js";
+import { checkReadableFolders } from "./readable-folders.js";
 
 /**
  * `crm-insights-mcp doctor`: what a new user needs to know before pointing an assistant at the
@@ -82,6 +83,7 @@ export async function runDoctor(
   ];
   const folder = dataFolderInUse(config);
   checks.push(await checkDataFolder(folder, config, m));
+  checks.push(await checkReadableFolders(config, m));
   checks.push(checkTimeZone(config, env, now(), m));
 
   const probeMs = deps.probeTimeoutMs ?? 15_000;

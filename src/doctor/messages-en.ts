@@ -9,6 +9,7 @@ import { formatBytes } from "../format.js";
 export type CheckName =
   | "config"
   | "data folder"
+  | "readable folders"
   | "time zone"
   | "export/metrics key"
   | "recommend key";
@@ -20,6 +21,7 @@ export const doctorEn = {
   names: {
     config: "config",
     "data folder": "data folder",
+    "readable folders": "readable folders",
     "time zone": "time zone",
     "export/metrics key": "export/metrics key",
     "recommend key": "recommend key",
@@ -54,6 +56,18 @@ export const doctorEn = {
     const apart = sandbox ? " (sandbox data, kept apart from real exports)" : "";
     return `${folder}${apart} is writable; ${usage.files} export file(s), ${formatBytes(usage.bytes)}; files kept ${kept} (CRM_RETENTION_DAYS, CRM_RETENTION_MB).`;
   },
+  readableFolders: (dataFolder: string, readDirs: readonly string[], roots: boolean) => {
+    const where =
+      readDirs.length === 0
+        ? `the data folder only (${dataFolder}); to read another folder, such as Downloads, add it to CRM_READ_DIRS (absolute folders, comma-separated)`
+        : `the data folder (${dataFolder}) and ${readDirs.join(", ")} (CRM_READ_DIRS)`;
+    const clientRoots = roots
+      ? "; over stdio also the folders the client offers as MCP roots (CRM_READ_ROOTS), never over HTTP"
+      : "";
+    return `summarize_export and query_export read files in ${where}${clientRoots}.`;
+  },
+  readDirUnreadable: (folder: string, code: string) =>
+    `${folder} (CRM_READ_DIRS) cannot be read (${code}); fix its permissions or remove it from CRM_READ_DIRS.`,
   zoneByDefault:
     "the default (set CRM_TIME_ZONE if the application's zone in the service's console differs)",
   zoneFromEnv: "from CRM_TIME_ZONE",

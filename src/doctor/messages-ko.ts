@@ -6,6 +6,7 @@ export const doctorKo: DoctorMessages = {
   names: {
     config: "설정",
     "data folder": "데이터 폴더",
+    "readable folders": "읽는 폴더",
     "time zone": "시간대",
     "export/metrics key": "내보내기·성과 키",
     "recommend key": "추천 키",
@@ -28,6 +29,18 @@ export const doctorKo: DoctorMessages = {
     const apart = sandbox ? " (샌드박스 데이터, 실제 내보내기와 따로 보관)" : "";
     return `${folder}${apart}: 쓰기 가능. 내보내기 파일 ${usage.files}개, ${formatBytes(usage.bytes)}. 보관 기준: ${kept} (CRM_RETENTION_DAYS, CRM_RETENTION_MB).`;
   },
+  readableFolders: (dataFolder, readDirs, roots) => {
+    const where =
+      readDirs.length === 0
+        ? `데이터 폴더(${dataFolder})의 파일만 읽습니다. 다운로드 폴더 같은 다른 폴더도 읽게 하려면 CRM_READ_DIRS에 추가하세요 (절대 경로, 쉼표로 구분)`
+        : `데이터 폴더(${dataFolder})와 ${readDirs.join(", ")} (CRM_READ_DIRS)의 파일을 읽습니다`;
+    const clientRoots = roots
+      ? ". stdio 연결에서는 클라이언트가 MCP 루트로 알려 주는 폴더도 읽고 (CRM_READ_ROOTS), HTTP 연결에서는 읽지 않습니다"
+      : "";
+    return `summarize_export와 query_export는 ${where}${clientRoots}.`;
+  },
+  readDirUnreadable: (folder, code) =>
+    `${folder} (CRM_READ_DIRS): 읽을 수 없습니다 (${code}). 권한을 고치거나 CRM_READ_DIRS에서 빼세요.`,
   zoneByDefault: "기본값 (서비스 콘솔의 애플리케이션 시간대가 다르면 CRM_TIME_ZONE을 설정하세요)",
   zoneFromEnv: "CRM_TIME_ZONE 값",
   zoneUnusable: (zone, why) =>

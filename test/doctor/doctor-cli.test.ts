@@ -135,6 +135,7 @@ describe("crm-insights-mcp doctor", () => {
     expect(lines.map((l) => l.split(":")[0])).toEqual([
       "ok    config",
       "ok    data folder",
+      "ok    readable folders",
       "ok    time zone",
       "ok    export/metrics key",
       "ok    recommend key",

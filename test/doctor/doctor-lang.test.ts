@@ -21,7 +21,7 @@ const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 const NOW = Date.parse("2026-11-20T01:30:00Z");
 const WRONG = "wrong-doctor-lang-key-4d1e";
 
-/** Code names a Korean line may hold: variables, the command, the zone's names, units. */
+/** Code names a Korean line may hold: variables, commands, tools, protocols, the zone's names, units. */
 const CODE_NAMES = [
   "CRM_BASE_URL",
   "CRM_APPLICATION_ID",
@@ -32,6 +32,13 @@ const CODE_NAMES = [
   "CRM_RETENTION_DAYS",
   "CRM_RETENTION_MB",
   "CRM_REALTIME_BASE_URL",
+  "CRM_READ_DIRS",
+  "CRM_READ_ROOTS",
+  "summarize_export",
+  "query_export",
+  "MCP",
+  "stdio",
+  "HTTP",
   "IANA",
   "Asia",
   "Seoul",
@@ -112,6 +119,7 @@ describe("doctor in Korean", () => {
     expect(lines.map((l) => l.split(":")[0])).toEqual([
       "통과  설정",
       "통과  데이터 폴더",
+      "통과  읽는 폴더",
       "통과  시간대",
       "통과  내보내기·성과 키",
       "통과  추천 키",
