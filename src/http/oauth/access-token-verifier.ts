@@ -1,13 +1,25 @@
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
+import {
+  createRemoteJWKSet,
+  errors,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import { CLOCK_LEEWAY_SECONDS, scopesOf, unusableBecause } from "./access-token-rules.js";
 import { type DiscoveryOptions, discoverIssuer, type IssuerMetadata } from "./issuer-metadata.js";
 
 /**
  * Verifies the authorization server's JWT access tokens, every cryptographic step by jose: the
  * signature against the issuer's published keys (JWKS, found by discovery, cached, fetched again
  * for a key id it does not know, at most once per cooldown), `iss`, `exp` and `nbf` with a small
- * leeway, and `aud` equal to this server's audience (RFC 8707: a token issued for another
- * resource is refused). Only asymmetric algorithms: never `none`, never a shared-secret HS*,
- * whose key a resource server would have to hold.
+ * leeway, and `aud` naming this server's audience (RFC 8707: a token issued for another resource
+ * is refused; RFC 7519 section 4.1.3: a string equal to it, or an array holding it). Only
+ * asymmetric algorithms: never `none`, never a shared-secret HS*, whose key a resource server
+ * would have to hold.
+ *
+ * Then what a signature cannot say (access-token-rules.ts): that it is an access token and not
+ * an ID token of the same issuer (RFC 9068 section 4), that it was not issued in the future, and
+ * that its subject and caller claim are names.
  */
 export const ACCEPTED_ALGORITHMS = [
   "RS256",
@@ -23,8 +35,7 @@ export const ACCEPTED_ALGORITHMS = [
   "Ed25519",
 ];
 
-/** Clocks of the issuer and this server may differ by this much. */
-export const CLOCK_LEEWAY_SECONDS = 30;
+export { CLOCK_LEEWAY_SECONDS, scopesOf };
 
 export interface VerifierOptions {
   issuer: string;
@@ -33,6 +44,8 @@ export interface VerifierOptions {
   scopePrefix?: string | undefined;
   /** The claim naming the caller (default `sub`). */
   callerClaim?: string | undefined;
+  /** Only `typ: at+jwt` tokens (RFC 9068), for issuers that mark their access tokens so. */
+  requireAtJwt?: boolean | undefined;
   /** The clock tokens are judged by (epoch ms). */
   now?: () => number;
   /**
@@ -62,6 +75,22 @@ export class InvalidTokenError extends Error {
   override name = "InvalidTokenError";
 }
 
+/**
+ * A token the issuer signed for this audience, refused by this server's own rules: who it names
+ * is known (if not usable), so the refusal is worth a record in the audit trail.
+ */
+export class RefusedTokenError extends InvalidTokenError {
+  override name = "RefusedTokenError";
+
+  constructor(
+    message: string,
+    /** The token's `sub` as it came (any JSON value), and its client. */
+    readonly claims: { subject: unknown; clientId: string | undefined },
+  ) {
+    super(message);
+  }
+}
+
 /** The issuer's metadata or keys cannot be read now: nothing can be verified. */
 export class IssuerUnavailableError extends Error {
   override name = "IssuerUnavailableError";
@@ -83,8 +112,9 @@ export class AccessTokenVerifier {
     }
     const keys = await this.jwks();
     let payload: JWTPayload;
+    let header: JWTHeaderParameters;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload, protectedHeader: header } = await jwtVerify(token, keys, {
         issuer: this.options.issuer,
         audience: this.options.audience,
         algorithms: ACCEPTED_ALGORITHMS,
@@ -95,13 +125,18 @@ export class AccessTokenVerifier {
     } catch (error) {
       throw refusal(error, this.options);
     }
+    const clientId = stringClaim(payload, "client_id") ?? stringClaim(payload, "azp");
+    const problem = unusableBecause(header, payload, this.options, this.now());
+    if (problem !== undefined) {
+      throw new RefusedTokenError(problem, { subject: payload.sub, clientId });
+    }
     const prefix = this.options.scopePrefix;
     const subject = payload.sub as string;
     const claim = this.options.callerClaim;
     return {
       subject,
       caller: (claim === undefined ? undefined : stringClaim(payload, claim)) ?? subject,
-      clientId: stringClaim(payload, "client_id") ?? stringClaim(payload, "azp"),
+      clientId,
       scopes: scopesOf(payload).map((s) =>
         prefix !== undefined && s.startsWith(prefix) ? s.slice(prefix.length) : s,
       ),
@@ -183,17 +218,4 @@ function refusal(error: unknown, options: VerifierOptions): Error {
 function stringClaim(payload: JWTPayload, name: string): string | undefined {
   const value = payload[name];
   return typeof value === "string" && value !== "" ? value : undefined;
-}
-
-/**
- * Scopes from `scope` (RFC 9068 and RFC 8693: space-separated), `scp` (Okta: an array; Entra
- * ID: space-separated) and `roles` (Entra ID's application permissions, in app-only tokens).
- */
-export function scopesOf(payload: JWTPayload): string[] {
-  const found: string[] = [];
-  for (const claim of [payload.scope, payload.scp, payload.roles]) {
-    if (typeof claim === "string") found.push(...claim.split(" "));
-    else if (Array.isArray(claim)) found.push(...claim.filter((s) => typeof s === "string"));
-  }
-  return [...new Set(found.filter((s) => s !== ""))];
 }

@@ -20,6 +20,12 @@ export interface OAuthSettings {
    */
   callerClaim?: string | undefined;
   /**
+   * CRM_OAUTH_REQUIRE_AT_JWT=1: only tokens whose `typ` header is `at+jwt` (RFC 9068), for
+   * issuers that mark their access tokens so; otherwise `JWT` (Entra ID, Keycloak) and no `typ`
+   * are taken too, and ID tokens are told apart by their claims.
+   */
+  requireAtJwt?: boolean;
+  /**
    * After a JWKS fetch, how long a token with an unknown key id is refused without fetching
    * again; default 30 s (see VerifierOptions).
    */
@@ -67,15 +73,27 @@ export function loadOAuthSettings(env: NodeJS.ProcessEnv): OAuthSettings | undef
   const callerClaim = text(env.CRM_OAUTH_CALLER_CLAIM);
   if (callerClaim !== undefined && !/^[A-Za-z0-9_.:/-]{1,100}$/.test(callerClaim)) {
     throw new OAuthConfigError(
-      "CRM_OAUTH_CALLER_CLAIM must be a claim name (letters, digits, _ . : / -), e.g. preferred_username.",
+      "CRM_OAUTH_CALLER_CLAIM must be a claim name (letters, digits, _ . : / -), e.g. oid.",
     );
   }
+  const requireAtJwt = flag(env.CRM_OAUTH_REQUIRE_AT_JWT, "CRM_OAUTH_REQUIRE_AT_JWT");
   return {
     issuer,
     audience,
     ...(scopePrefix === undefined ? {} : { scopePrefix }),
     ...(callerClaim === undefined ? {} : { callerClaim }),
+    ...(requireAtJwt ? { requireAtJwt } : {}),
   };
+}
+
+/** `1`/`true`/`yes` or `0`/`false`/`no` (any case); unset or blank is false. */
+function flag(value: string | undefined, name: string): boolean {
+  const word = text(value)?.toLowerCase();
+  if (word === undefined || ["0", "false", "no"].includes(word)) return false;
+  if (["1", "true", "yes"].includes(word)) return true;
+  throw new OAuthConfigError(
+    `${name} must be 1 or 0 (true or false); got "${value?.trim().slice(0, 20)}". Example of a good value: ${name}=1`,
+  );
 }
 
 /**
