@@ -1,3 +1,4 @@
+import { printable } from "./printable.js";
 import { redact } from "./redact.js";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -44,7 +45,10 @@ function write(level: Level, message: string, fields?: Record<string, unknown>):
   forwarder?.(level, message, fields);
   if (ORDER[level] < threshold) return;
   const extra = fields === undefined ? "" : ` ${safeJson(fields)}`;
-  process.stderr.write(redact(`[crm-insights-mcp] ${level}: ${message}${extra}`).concat("\n"));
+  // One line per event, whatever a message quotes: a caller's name or a tool name made up by a
+  // client must not move the cursor or forge a line on the operator's terminal.
+  const line = printable(redact(`[crm-insights-mcp] ${level}: ${message}${extra}`));
+  process.stderr.write(`${line}\n`);
 }
 
 function safeJson(value: unknown): string {

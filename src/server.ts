@@ -44,6 +44,9 @@ Export budget: the service allows ${EXPORT_CREATE_LIMIT} export-job creations pe
 Polling rule: export jobs are polled at most every ${MIN_POLL_INTERVAL_SECONDS} seconds and usually take tens of seconds to several minutes; do not call check_export in a tight loop - use its wait_seconds.
 Dates: export ranges are calendar dates in the application's time zone; campaign_metrics windows are read in KST (at most ${MAX_METRICS_WINDOW_DAYS} days per request, split automatically).`;
 
+/** The names of the server's tools (serve --http names them in the record of a refused request). */
+export const TOOL_NAMES: readonly string[] = TOOLS.map((tool) => tool.name);
+
 /** Builds the MCP server: the tools of src/tools, resources of src/resources, prompts of src/prompts, instructions. */
 export function createServer(
   config: Config,

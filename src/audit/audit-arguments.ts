@@ -1,3 +1,4 @@
+import { printable } from "../printable.js";
 import { redact } from "../redact.js";
 import type { AuditCall, AuditRecord } from "./audit-record.js";
 
@@ -97,15 +98,34 @@ export function auditArguments(args: unknown): unknown {
   return { "[truncated]": clip(text, 2000), bytes };
 }
 
+/** Longest tool name kept: the server's own are far shorter, a made-up one is cut. */
+const MAX_TOOL = 64;
+/** Longest caller name or identity part kept. */
+const MAX_IDENTITY = 200;
+
+/**
+ * An identifier from a verified token or the configuration, as the trail keeps it: printable and
+ * bounded. Not masked: an opaque subject looks random and is not a secret.
+ */
+function identity(value: unknown): string {
+  return clip(printable(typeof value === "string" ? value : String(value)), MAX_IDENTITY);
+}
+
 /** The record the trail writes for `call`. */
 export function auditRecord(call: AuditCall): AuditRecord {
+  const { caller } = call;
   return {
     at: new Date(call.at).toISOString(),
-    caller: clip(scrubText(call.caller), 200),
-    tool: clip(scrubText(call.tool), 100),
+    caller: identity(caller.name),
+    caller_kind: caller.kind,
+    ...(caller.issuer === undefined ? {} : { issuer: identity(caller.issuer) }),
+    ...(caller.subject === undefined ? {} : { subject: identity(caller.subject) }),
+    ...(caller.clientId === undefined ? {} : { client_id: identity(caller.clientId) }),
+    // A tool name is whatever the client sent when the call was refused before dispatch.
+    tool: clip(printable(scrubText(String(call.tool))), MAX_TOOL),
     arguments: auditArguments(call.args),
     outcome: call.outcome,
-    ...(call.error === undefined ? {} : { error: clip(scrubText(call.error), 100) }),
+    ...(call.error === undefined ? {} : { error: clip(printable(scrubText(call.error)), 100) }),
     duration_ms: Math.max(0, Math.round(call.durationMs)),
   };
 }

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from "../config.js";
 import { dataFolderInUse } from "../files/data-folder.js";
+import { printable } from "../printable.js";
 import type { AuditRecord } from "./audit-record.js";
 import { openAuditTrail } from "./index.js";
 
@@ -34,7 +35,11 @@ export async function runAuditCommand(args: readonly string[]): Promise<number> 
       }
     } else if (arg === "--caller") {
       caller = value();
-      if (caller === undefined) return usage("--caller needs a name (a token's name or subject).");
+      if (caller === undefined) {
+        return usage(
+          "--caller needs a caller's name: a static token's name, oauth:<claim value> for an OAuth caller, local:<login name>.",
+        );
+      }
     } else if (arg === "--limit") {
       const raw = value();
       limit = Number(raw);
@@ -82,16 +87,32 @@ function parseSince(raw: string): number {
   return Date.parse(raw);
 }
 
-/** One line per call: time, caller, tool, outcome, duration, arguments (shortened). */
+/**
+ * One line per call: time, the caller's kind and name (with the OAuth identity behind the name),
+ * tool, outcome, duration, arguments (shortened). Every line is made printable: what a record
+ * holds came from callers, and must not act on the terminal that shows it.
+ */
 export function renderAudit(records: readonly AuditRecord[], location: string): string {
   if (records.length === 0) return `No tool calls in the audit trail (${location}).\n`;
   const lines = records.map((r) => {
     const outcome = r.error === undefined ? r.outcome : `${r.outcome} (${r.error})`;
     const args = JSON.stringify(r.arguments);
     const shown = args.length > 160 ? `${args.slice(0, 159)}…` : args;
-    return `${r.at}  ${r.caller}  ${r.tool}  ${outcome}  ${r.duration_ms} ms  ${shown}`;
+    return printable(
+      `${r.at}  ${r.caller_kind}  ${r.caller}${identity(r)}  ${r.tool}  ${outcome}  ${r.duration_ms} ms  ${shown}`,
+    );
   });
-  return `${lines.join("\n")}\n${records.length} call(s) from ${location}.\n`;
+  return `${lines.join("\n")}\n${records.length} call(s) from ${printable(location)}.\n`;
+}
+
+/** What an OAuth caller's name does not say: its subject (when the name is another claim) and client. */
+function identity(record: AuditRecord): string {
+  const parts: string[] = [];
+  if (record.subject !== undefined && record.caller !== `oauth:${record.subject}`) {
+    parts.push(`sub ${record.subject}`);
+  }
+  if (record.client_id !== undefined) parts.push(`client ${record.client_id}`);
+  return parts.length === 0 ? "" : ` [${parts.join(", ")}]`;
 }
 
 function usage(problem: string): number {

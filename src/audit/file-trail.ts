@@ -1,9 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { log } from "../log.js";
 import { auditRecord } from "./audit-arguments.js";
-import type { AuditCall, AuditQuery, AuditRecord, AuditTrail } from "./audit-record.js";
+import {
+  type AuditCall,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditTrail,
+  kindOfName,
+} from "./audit-record.js";
+import { notWritten } from "./not-written.js";
 import { settleWithin } from "./settle-within.js";
 
 /**
@@ -43,14 +49,15 @@ export class FileAuditTrail implements AuditTrail {
   }
 
   record(call: AuditCall): Promise<void> {
-    const line = `${JSON.stringify(auditRecord(call))}\n`;
+    let line: string;
+    try {
+      line = `${JSON.stringify(auditRecord(call))}\n`;
+    } catch (error) {
+      notWritten(this.location, error);
+      return Promise.resolve();
+    }
     const write = this.queue.then(() => this.append(line));
-    this.queue = write.catch((error: unknown) => {
-      log.warn("audit trail not written", {
-        trail: this.location,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    });
+    this.queue = write.catch((error: unknown) => notWritten(this.location, error));
     return settleWithin(this.queue, this.waitMs);
   }
 
@@ -135,7 +142,7 @@ function parseLine(line: string): AuditRecord | undefined {
     ) {
       return undefined;
     }
-    return value as AuditRecord;
+    return { ...value, caller_kind: value.caller_kind ?? kindOfName(value.caller) } as AuditRecord;
   } catch {
     // A line cut short by a crash: the others are still the trail.
     return undefined;

@@ -1,21 +1,29 @@
 import type { AuditTrail } from "./audit-record.js";
+import { DenialLimitedTrail } from "./denial-limit.js";
 import { FileAuditTrail } from "./file-trail.js";
 import { PostgresAuditTrail } from "./postgres-trail.js";
 
 export type {
   AuditCall,
+  AuditCaller,
   AuditOutcome,
   AuditQuery,
   AuditRecord,
   AuditTrail,
+  CallerKind,
 } from "./audit-record.js";
 
-/** The trail beside the ledger: in its PostgreSQL database, else in the data folder. */
+/**
+ * The trail beside the ledger: in its PostgreSQL database, else in the data folder; denials
+ * rate-limited per caller (denial-limit.ts).
+ */
 export function openAuditTrail(where: {
   databaseUrl: string | undefined;
   dataFolder: string;
 }): AuditTrail {
-  return where.databaseUrl === undefined
-    ? new FileAuditTrail(where.dataFolder)
-    : new PostgresAuditTrail(where.databaseUrl);
+  return new DenialLimitedTrail(
+    where.databaseUrl === undefined
+      ? new FileAuditTrail(where.dataFolder)
+      : new PostgresAuditTrail(where.databaseUrl),
+  );
 }

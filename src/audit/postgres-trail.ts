@@ -1,14 +1,16 @@
 import { PostgresConnection } from "../ledger/postgres-pool.js";
 import { describeDatabase } from "../ledger/postgres-url.js";
-import { log } from "../log.js";
 import { auditRecord } from "./audit-arguments.js";
-import type {
-  AuditCall,
-  AuditOutcome,
-  AuditQuery,
-  AuditRecord,
-  AuditTrail,
+import {
+  type AuditCall,
+  type AuditOutcome,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditTrail,
+  type CallerKind,
+  kindOfName,
 } from "./audit-record.js";
+import { notWritten } from "./not-written.js";
 import { settleWithin } from "./settle-within.js";
 
 /**
@@ -31,14 +33,25 @@ export class PostgresAuditTrail implements AuditTrail {
   }
 
   record(call: AuditCall): Promise<void> {
-    const record = auditRecord(call);
+    let record: AuditRecord;
+    try {
+      record = auditRecord(call);
+    } catch (error) {
+      notWritten(this.location, error);
+      return Promise.resolve();
+    }
     const write = this.db
       .query(
-        `INSERT INTO crm_audit_calls (at, caller, tool, arguments, outcome, error_kind, duration_ms)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`,
+        `INSERT INTO crm_audit_calls (at, caller, caller_kind, caller_issuer, caller_subject,
+           caller_client_id, tool, arguments, outcome, error_kind, duration_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)`,
         [
           new Date(record.at),
           record.caller,
+          record.caller_kind,
+          record.issuer ?? null,
+          record.subject ?? null,
+          record.client_id ?? null,
           record.tool,
           JSON.stringify(record.arguments),
           record.outcome,
@@ -48,12 +61,7 @@ export class PostgresAuditTrail implements AuditTrail {
       )
       .then(
         () => undefined,
-        (error: unknown) => {
-          log.warn("audit trail not written", {
-            trail: this.location,
-            error: error instanceof Error ? error.message : String(error),
-          });
-        },
+        (error: unknown) => notWritten(this.location, error),
       );
     this.pending.add(write);
     void write.finally(() => this.pending.delete(write));
@@ -64,13 +72,19 @@ export class PostgresAuditTrail implements AuditTrail {
     const rows = await this.db.query<{
       at: Date;
       caller: string;
+      caller_kind: CallerKind | null;
+      caller_issuer: string | null;
+      caller_subject: string | null;
+      caller_client_id: string | null;
       tool: string;
       arguments: unknown;
       outcome: AuditOutcome;
       error_kind: string | null;
       duration_ms: number;
     }>(
-      `SELECT at, caller, tool, arguments, outcome, error_kind, duration_ms FROM crm_audit_calls
+      `SELECT at, caller, caller_kind, caller_issuer, caller_subject, caller_client_id, tool,
+              arguments, outcome, error_kind, duration_ms
+         FROM crm_audit_calls
         WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::text IS NULL OR caller = $2)
         ORDER BY at DESC, id DESC LIMIT $3`,
       [
@@ -82,6 +96,10 @@ export class PostgresAuditTrail implements AuditTrail {
     return rows.reverse().map((row) => ({
       at: row.at.toISOString(),
       caller: row.caller,
+      caller_kind: row.caller_kind ?? kindOfName(row.caller),
+      ...(row.caller_issuer === null ? {} : { issuer: row.caller_issuer }),
+      ...(row.caller_subject === null ? {} : { subject: row.caller_subject }),
+      ...(row.caller_client_id === null ? {} : { client_id: row.caller_client_id }),
       tool: row.tool,
       arguments: row.arguments,
       outcome: row.outcome,

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/server";
+import type { AuditTrail } from "../audit/index.js";
 import { log } from "../log.js";
 import { missingScopes, SCOPES } from "../mcp/scopes.js";
 import { bearer, reply, rpcError } from "./http-messages.js";
@@ -7,6 +8,7 @@ import {
   AccessTokenVerifier,
   InvalidTokenError,
   IssuerUnavailableError,
+  RefusedTokenError,
 } from "./oauth/access-token-verifier.js";
 import { bearerChallenge, type Challenge } from "./oauth/challenge.js";
 import type { OAuthSettings } from "./oauth/oauth-settings.js";
@@ -20,9 +22,12 @@ import { findToken, type HttpToken } from "./tokens.js";
 /**
  * Who may call `/mcp`, and what: static bearer tokens (CRM_HTTP_TOKENS), the authorization
  * server's JWT access tokens (CRM_OAUTH_ISSUER), either or both. The caller becomes the request's
- * AuthInfo: `clientId` is the caller's name (the token's `sub`, or the static token's name), the
- * one the audit trail and the ledger record; `token` is never the token, which goes nowhere past
- * this gate. The scopes a request needs are checked here too, before it is dispatched.
+ * AuthInfo: `clientId` is the caller's name, the one the audit trail and the ledger record: the
+ * static token's name, or `oauth:` and the access token's caller claim (`sub` by default), so
+ * `sub: "ops-bot"` is never the static token `ops-bot`; `extra` says which kind and, for OAuth,
+ * the issuer, subject and client behind the name (mcp/caller.ts reads it). `token` is never the
+ * token, which goes nowhere past this gate. The scopes a request needs are checked here too,
+ * before it is dispatched.
  */
 export interface AuthGateOptions {
   tokens: readonly HttpToken[];
@@ -31,6 +36,8 @@ export interface AuthGateOptions {
   resource: () => string;
   /** The clock access tokens are judged by (epoch ms). */
   now?: () => number;
+  /** Where a token the issuer signed but this server refuses is recorded. */
+  audit?: AuditTrail | undefined;
 }
 
 /** An HTTP answer the gate gives instead of letting the request through. */
@@ -45,6 +52,8 @@ export type Authentication =
   { kind: "open" } | { kind: "caller"; auth: AuthInfo } | { kind: "refused"; answer: GateAnswer };
 
 const REALM = "crm-insights-mcp";
+/** Before an OAuth caller's name: a static token's name cannot hold a `:`. */
+export const OAUTH_PREFIX = "oauth:";
 /** A static token is the operator's to rotate; a day ahead satisfies the SDK's expiry check. */
 const STATIC_TOKEN_LIFETIME_S = 86_400;
 
@@ -84,7 +93,7 @@ export class AuthGate {
           clientId: known.name,
           scopes: [...known.scopes],
           expiresAt: Math.floor(this.now() / 1000) + STATIC_TOKEN_LIFETIME_S,
-          extra: { caller_kind: "static" },
+          extra: { caller_kind: "token" },
         },
       };
     }
@@ -167,6 +176,7 @@ export class AuthGate {
       audience: this.audience(),
       scopePrefix: oauth.scopePrefix,
       callerClaim: oauth.callerClaim,
+      requireAtJwt: oauth.requireAtJwt,
       now: this.now,
       ...(oauth.jwksCooldownMs === undefined ? {} : { jwksCooldownMs: oauth.jwksCooldownMs }),
     });
@@ -177,13 +187,14 @@ export class AuthGate {
         kind: "caller",
         auth: {
           token: "[bearer]",
-          clientId: verified.caller,
+          clientId: `${OAUTH_PREFIX}${verified.caller}`,
           scopes: verified.scopes,
           expiresAt: verified.expiresAt,
           resource: new URL(resource),
           resourceMetadataUrl: metadataUrl(resource),
           extra: {
             caller_kind: "oauth",
+            issuer: oauth.issuer,
             subject: verified.subject,
             ...(verified.clientId === undefined ? {} : { client_id: verified.clientId }),
           },
@@ -192,6 +203,7 @@ export class AuthGate {
     } catch (error) {
       if (error instanceof InvalidTokenError) {
         log.info("access token refused", { reason: error.message });
+        if (error instanceof RefusedTokenError) this.recordRefusal(error, oauth);
         return this.unauthorized(
           { error: "invalid_token", description: error.message },
           `Unauthorized: ${error.message}`,
@@ -213,6 +225,32 @@ export class AuthGate {
       }
       throw error;
     }
+  }
+
+  /**
+   * Leaves a record of a token the issuer signed for this server but this server refuses (an ID
+   * token, a subject that is not a name, issued in the future): someone holds such tokens, and
+   * the record says whose. Not awaited; the trail's rate limit bounds how many are written.
+   */
+  private recordRefusal(error: RefusedTokenError, oauth: OAuthSettings): void {
+    const { subject, clientId } = error.claims;
+    const usable = typeof subject === "string" && subject.trim() !== "";
+    const shown = typeof subject === "string" ? subject : (JSON.stringify(subject) ?? "undefined");
+    void this.options.audit?.record({
+      at: this.now(),
+      caller: {
+        kind: "oauth",
+        name: `${OAUTH_PREFIX}${usable ? subject : "(no usable sub)"}`,
+        issuer: oauth.issuer,
+        subject: shown,
+        clientId,
+      },
+      tool: "(access token)",
+      args: { reason: error.message },
+      outcome: "denied",
+      error: "invalid_token",
+      durationMs: 0,
+    });
   }
 
   /** Scope names as clients must ask the authorization server for them. */

@@ -15,11 +15,12 @@ import { clipValue } from "../clip.js";
 import type { Config } from "../config.js";
 import { log } from "../log.js";
 import { isLoopbackHost } from "../loopback-host.js";
+import { callerOfAuth } from "../mcp/caller.js";
 import type { ToolRuntime } from "../mcp/tool.js";
-import { createServer } from "../server.js";
+import { createServer, TOOL_NAMES } from "../server.js";
 import { AuthGate, sendAnswer } from "./auth-gate.js";
 import { answerPreflight, corsDecision, isPreflight, setCorsHeaders } from "./cors.js";
-import { recordDeniedCalls } from "./denied-calls.js";
+import { recordRefusedRequest } from "./denied-calls.js";
 import type { HttpSettings } from "./http-config.js";
 import { bracketed, pathOf, readBody, reply, rpcError } from "./http-messages.js";
 import { cancelledRequestId, LegacyCancels, requestIdOf } from "./legacy-cancels.js";
@@ -68,6 +69,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     tokens: settings.tokens,
     oauth: settings.oauth,
     resource: () => settings.publicUrl ?? listeningUrl,
+    audit: runtime.audit,
     ...(options.clock === undefined ? {} : { now: options.clock }),
   });
 
@@ -197,7 +199,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // Before dispatch: a request the caller's scopes do not cover runs no part of its work.
     const forbidden = gate.scopeRefusal(req.auth, message);
     if (forbidden !== undefined) {
-      await recordDeniedCalls(runtime.audit, who ?? "anonymous", message, Date.now());
+      void recordRefusedRequest(
+        runtime.audit,
+        callerOfAuth(req.auth),
+        message,
+        Date.now(),
+        TOOL_NAMES,
+      );
       return sendAnswer(res, forbidden);
     }
     const cancelled = cancelledRequestId(message);

@@ -72,6 +72,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX crm_audit_calls_by_caller ON crm_audit_calls (caller, at);
     `,
   },
+  {
+    version: 4,
+    name: "audit trail: the caller's kind and OAuth identity",
+    sql: `
+      ALTER TABLE crm_audit_calls
+        ADD COLUMN caller_kind text,
+        ADD COLUMN caller_issuer text,
+        ADD COLUMN caller_subject text,
+        ADD COLUMN caller_client_id text;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,6 +1,7 @@
 import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
 import type { AuditOutcome } from "../audit/index.js";
-import { callerOf } from "./caller.js";
+import { log } from "../log.js";
+import { callerIdentityOf } from "./caller.js";
 import type { ToolRuntime } from "./tool.js";
 
 /**
@@ -33,15 +34,21 @@ export async function withAudit(
     outcome = cancelled(error, ctx) ? "cancelled" : "error";
     throw error;
   } finally {
-    await runtime.audit.record({
-      at,
-      caller: callerOf(ctx),
-      tool,
-      args,
-      outcome,
-      ...(outcome === "ok" ? {} : { error: failed ? kindOf(failure) : "error result" }),
-      durationMs: performance.now() - started,
-    });
+    // Never into the call: a record that cannot be made is logged, and the call's own result or
+    // error stands.
+    try {
+      await runtime.audit.record({
+        at,
+        caller: callerIdentityOf(ctx),
+        tool,
+        args,
+        outcome,
+        ...(outcome === "ok" ? {} : { error: failed ? kindOf(failure) : "error result" }),
+        durationMs: performance.now() - started,
+      });
+    } catch (error) {
+      log.warn("audit trail not written", { tool, error: kindOf(error) });
+    }
   }
 }
 

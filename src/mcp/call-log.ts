@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoggingLevel, ServerContext } from "@modelcontextprotocol/server";
 import { type LogLevel, setLogForwarder } from "../log.js";
 import { redact } from "../redact.js";
-import { callerOf } from "./caller.js";
+import { callerKeyOf } from "./caller.js";
 import type { CallerLogLevels } from "./log-levels.js";
 
 type SendLog = ServerContext["mcpReq"]["log"];
@@ -56,7 +56,7 @@ export async function withCallLog<T>(
   levels?: CallerLogLevels,
 ): Promise<T> {
   install();
-  const caller = callerOf(ctx);
+  const caller = callerKeyOf(ctx);
   const send: SendLog = (level, data, logger) =>
     levels === undefined || levels.passes(caller, level)
       ? ctx.mcpReq.log(level, data, logger)

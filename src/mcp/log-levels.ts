@@ -1,7 +1,7 @@
 import type { LoggingLevel, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { clipValue } from "../clip.js";
-import { callerOf } from "./caller.js";
+import { callerKeyOf } from "./caller.js";
 import type { ToolRuntime } from "./tool.js";
 
 /**
@@ -12,9 +12,9 @@ import type { ToolRuntime } from "./tool.js";
  * connection, but `serve --http` builds a new instance for every request, so the level a 2025-era
  * client set was gone by its next request, which then got every debug message. The level is kept
  * here instead, by caller, beside the runtime the process's server instances share (one per
- * process: the stdio connection, or every request of `serve --http`), keyed by the caller as
- * caller.ts names it (the token's name or the OAuth caller; one key for all callers when no
- * token is checked).
+ * process: the stdio connection, or every request of `serve --http`), keyed by the caller's
+ * whole identity as caller.ts gives it (a static token, or an OAuth subject and client: the same
+ * name in both is two callers; one key for all callers when no token is checked).
  * In the 2026-07-28 protocol the client sends the level with each request (`_meta`), and the SDK
  * applies that; a level set here narrows it further.
  */
@@ -32,6 +32,7 @@ export const LOGGING_LEVELS = [
 export class CallerLogLevels {
   private readonly levels = new Map<string, LoggingLevel>();
 
+  /** `caller`: callerKeyOf(ctx). */
   set(caller: string, level: LoggingLevel): void {
     this.levels.set(caller, level);
   }
@@ -75,7 +76,7 @@ export function registerSetLevel(server: McpServer, levels: CallerLogLevels): vo
     "logging/setLevel",
     { params: SET_LEVEL_PARAMS },
     (params, ctx) => {
-      levels.set(callerOf(ctx), params.level);
+      levels.set(callerKeyOf(ctx), params.level);
       return {};
     },
   );

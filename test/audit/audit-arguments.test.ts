@@ -87,7 +87,7 @@ describe("what the audit trail keeps of arguments", () => {
     expect(
       auditRecord({
         at: Date.UTC(2026, 10, 22, 0, 0, 0, 5),
-        caller: "alice",
+        caller: { kind: "token", name: "alice" },
         tool: "start_export",
         args: { type: "campaign_event_data", note: `with ${JWT}` },
         outcome: "error",
@@ -97,6 +97,7 @@ describe("what the audit trail keeps of arguments", () => {
     ).toEqual({
       at: "2026-11-22T00:00:00.005Z",
       caller: "alice",
+      caller_kind: "token",
       tool: "start_export",
       arguments: { type: "campaign_event_data", note: `with ${MASK}` },
       outcome: "error",

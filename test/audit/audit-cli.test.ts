@@ -19,7 +19,7 @@ beforeEach(async () => {
   const at = Date.UTC(2026, 10, 22, 0, 0, 0);
   await trail.record({
     at,
-    caller: "alice",
+    caller: { kind: "token", name: "alice" },
     tool: "start_export",
     args: { type: "x" },
     outcome: "ok",
@@ -27,7 +27,7 @@ beforeEach(async () => {
   });
   await trail.record({
     at: at + 60_000,
-    caller: "bob",
+    caller: { kind: "token", name: "bob" },
     tool: "query_export",
     args: { sql: "SELECT 1" },
     outcome: "denied",
@@ -78,6 +78,7 @@ describe("crm-insights-mcp audit", () => {
       {
         at: "2026-11-22T00:01:00.000Z",
         caller: "bob",
+        caller_kind: "token",
         tool: "query_export",
         arguments: { sql: "SELECT 1" },
         outcome: "denied",
@@ -94,8 +95,10 @@ describe("crm-insights-mcp audit", () => {
   it("prints one line per call for people", async () => {
     const { code, out } = await run([]);
     expect(code).toBe(0);
-    expect(out).toContain('2026-11-22T00:00:00.000Z  alice  start_export  ok  12 ms  {"type":"x"}');
-    expect(out).toContain("bob  query_export  denied (insufficient_scope)  0 ms");
+    expect(out).toContain(
+      '2026-11-22T00:00:00.000Z  token  alice  start_export  ok  12 ms  {"type":"x"}',
+    );
+    expect(out).toContain("token  bob  query_export  denied (insufficient_scope)  0 ms");
     expect(out).toContain("2 call(s) from");
   });
 

@@ -21,7 +21,7 @@ const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 function call(i: number, caller = "alice"): AuditCall {
   return {
     at: T0 + i * 1000,
-    caller,
+    caller: { kind: "token", name: caller },
     tool: "check_export",
     args: { job_id: `job-${i}` },
     outcome: "ok",

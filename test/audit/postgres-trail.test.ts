@@ -12,7 +12,7 @@ const JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2lnbmF0dXJlLWhlcmU";
 function call(i: number, caller: string, extra: Partial<AuditCall> = {}): AuditCall {
   return {
     at: T0 + i * 1000,
-    caller,
+    caller: { kind: "token", name: caller },
     tool: "query_export",
     args: { sql: `SELECT ${i}`, note: `token ${JWT}` },
     outcome: "ok",
@@ -44,6 +44,7 @@ describe.skipIf(skipPostgres())("the audit trail in PostgreSQL", () => {
         {
           at: "2026-11-22T00:00:01.000Z",
           caller: "bob",
+          caller_kind: "token",
           tool: "query_export",
           arguments: { sql: "SELECT 1", note: "token [REDACTED]" },
           outcome: "error",

@@ -366,7 +366,7 @@ describe("the SDK's client logs in by itself from the metadata", () => {
       );
       expect(started.isError).toBeFalsy();
       const jobId = (started.structured.job as { _id: string })._id;
-      expect((await runtime.ledger.get(jobId))?.created_by).toBe("alice");
+      expect((await runtime.ledger.get(jobId))?.created_by).toBe("oauth:alice");
     } finally {
       await client.close();
     }
@@ -434,17 +434,31 @@ class HeadlessLogin implements OAuthClientProvider {
 
 describe("the audit trail of the calls above", () => {
   it("names each caller, records refused calls, and holds no token, secret or key", async () => {
-    const calls = (await runtime.audit.list()).map((r) => `${r.caller} ${r.tool} ${r.outcome}`);
+    const records = await runtime.audit.list();
+    const calls = records.map((r) => `${r.caller_kind} ${r.caller} ${r.tool} ${r.outcome}`);
     expect(calls).toEqual(
       expect.arrayContaining([
-        "admin campaign_metrics ok",
-        "admin query_export error",
-        "reader check_export denied",
-        "reader start_export denied",
-        "ops query_export denied",
-        "alice start_export ok",
+        "oauth oauth:admin campaign_metrics ok",
+        "oauth oauth:admin query_export error",
+        "oauth oauth:reader start_export denied",
+        // The batch with check_export and start_export: one record of the refused request.
+        "oauth oauth:reader (batch) denied",
+        "token ops query_export denied",
+        "oauth oauth:alice start_export ok",
       ]),
     );
+    // The identity behind an OAuth name: issuer, subject and client.
+    expect(records.find((r) => r.caller === "oauth:alice")).toMatchObject({
+      issuer: provider.issuer,
+      subject: "alice",
+      client_id: provider.publicClient.clientId,
+    });
+    expect(records.find((r) => r.tool === "(batch)")?.arguments).toEqual({
+      messages: 2,
+      tool_calls: 2,
+      tools: ["check_export", "start_export"],
+      unknown_tools: 0,
+    });
     // Listing tools is not a call; only calls are in the trail.
     expect(calls.every((c) => !c.includes("tools/list"))).toBe(true);
     const raw = await readFile(join(dataDir, "audit", "calls.jsonl"), "utf8");
