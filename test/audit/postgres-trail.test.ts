@@ -73,4 +73,35 @@ describe.skipIf(skipPostgres())("the audit trail in PostgreSQL", () => {
       await Promise.all([one.close(), two.close()]);
     }
   });
+
+  it("keeps each caller's kind and OAuth identity: a token and a subject of one name stay apart", async () => {
+    const trail = new PostgresAuditTrail(db.url);
+    try {
+      await trail.record(call(10, "ops-bot"));
+      await trail.record({
+        ...call(11, "ops-bot"),
+        caller: {
+          kind: "oauth",
+          name: "oauth:ops-bot",
+          issuer: "https://login.example.com",
+          subject: "ops-bot",
+          clientId: "automation",
+        },
+      });
+      expect(await trail.list({ caller: "ops-bot" })).toEqual([
+        expect.objectContaining({ caller: "ops-bot", caller_kind: "token" }),
+      ]);
+      const [oauth, ...more] = await trail.list({ caller: "oauth:ops-bot" });
+      expect(more).toEqual([]);
+      expect(oauth).toMatchObject({
+        caller: "oauth:ops-bot",
+        caller_kind: "oauth",
+        issuer: "https://login.example.com",
+        subject: "ops-bot",
+        client_id: "automation",
+      });
+    } finally {
+      await trail.close();
+    }
+  });
 });
