@@ -180,6 +180,7 @@ function buildProvider(issuer: string, keys: JWK[], adapter: (name: string) => A
     ttl: {
       ClientCredentials: 300,
       AccessToken: 300,
+      IdToken: 300,
       Grant: 600,
       Interaction: 600,
       Session: 600,

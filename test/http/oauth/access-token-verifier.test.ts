@@ -6,6 +6,7 @@ import {
   CLOCK_LEEWAY_SECONDS,
   InvalidTokenError,
   IssuerUnavailableError,
+  RefusedTokenError,
   scopesOf,
 } from "../../../src/http/oauth/access-token-verifier.js";
 import { startTestProvider, type TestProvider } from "../../helpers/openid-provider.js";
@@ -246,11 +247,41 @@ describe("scopes in access tokens", () => {
     expect((await verifier.verify(good)).caller).toBe("reader");
   });
 
-  it("reads scope (space-separated), scp (Okta's array, Entra ID's string) and roles", () => {
-    expect(scopesOf({ roles: ["crm.export"] })).toEqual(["crm.export"]);
+  it("refuses a caller claim that is there but not a non-empty string; names by sub without it", async () => {
+    const good = await provider.clientCredentials("reader", AUDIENCE, "crm.read");
+    const iat = decodeJwt(good).iat as number;
+    const verifier = new AccessTokenVerifier({
+      issuer: provider.issuer,
+      audience: AUDIENCE,
+      callerClaim: "oid",
+      now: () => iat * 1000,
+    });
+    const withOid = (oid: unknown) =>
+      signedByProvider({ iss: provider.issuer, aud: AUDIENCE, sub: "pairwise-sub", oid }, good);
+    expect((await verifier.verify(await withOid("2f1e-object-id"))).caller).toBe("2f1e-object-id");
+    for (const oid of [42, "", "   ", ["a"], { id: "a" }, null]) {
+      await expect(verifier.verify(await withOid(oid)), JSON.stringify(oid)).rejects.toThrow(
+        new RefusedTokenError(
+          "The token's oid claim, which names the caller (CRM_OAUTH_CALLER_CLAIM), must be a non-empty string.",
+          { subject: "pairwise-sub", clientId: undefined },
+        ),
+      );
+    }
+    expect((await verifier.verify(await withOid(undefined))).caller).toBe("pairwise-sub");
+  });
+
+  it("reads scope (space-separated) and scp (Okta's array, Entra ID's string)", () => {
     expect(scopesOf({ scope: "crm.read  crm.query" })).toEqual(["crm.read", "crm.query"]);
     expect(scopesOf({ scp: ["crm.read", "crm.export", 7] })).toEqual(["crm.read", "crm.export"]);
     expect(scopesOf({ scp: "crm.read crm.export" })).toEqual(["crm.read", "crm.export"]);
     expect(scopesOf({})).toEqual([]);
+  });
+
+  it("reads roles only in a token without scp or scope: an app acting for itself", () => {
+    expect(scopesOf({ roles: ["crm.export"] })).toEqual(["crm.export"]);
+    // A user's token (Entra ID's delegated scp): their app roles are not what they consented to.
+    expect(scopesOf({ scp: "crm.read", roles: ["crm.export", "crm.query"] })).toEqual(["crm.read"]);
+    expect(scopesOf({ scope: "crm.read", roles: ["crm.export"] })).toEqual(["crm.read"]);
+    expect(scopesOf({ scp: "", roles: ["crm.export"] })).toEqual([]);
   });
 });

@@ -22,13 +22,13 @@ describe("OAuth settings", () => {
       loadOAuthSettings({
         CRM_OAUTH_ISSUER: issuer,
         CRM_OAUTH_SCOPE_PREFIX: "api://crm-app/",
-        CRM_OAUTH_CALLER_CLAIM: "preferred_username",
+        CRM_OAUTH_CALLER_CLAIM: "oid",
       }),
     ).toEqual({
       issuer,
       audience: undefined,
       scopePrefix: "api://crm-app/",
-      callerClaim: "preferred_username",
+      callerClaim: "oid",
     });
     expect(() =>
       loadOAuthSettings({ CRM_OAUTH_ISSUER: issuer, CRM_OAUTH_SCOPE_PREFIX: "api://a b/" }),
@@ -36,6 +36,18 @@ describe("OAuth settings", () => {
     expect(() =>
       loadOAuthSettings({ CRM_OAUTH_ISSUER: issuer, CRM_OAUTH_CALLER_CLAIM: "a b" }),
     ).toThrow(/CRM_OAUTH_CALLER_CLAIM/);
+  });
+
+  it("reads CRM_OAUTH_REQUIRE_AT_JWT as a switch, refusing any other word", () => {
+    const issuer = "https://login.example.com/oauth2/default";
+    const read = (value: string) =>
+      loadOAuthSettings({ CRM_OAUTH_ISSUER: issuer, CRM_OAUTH_REQUIRE_AT_JWT: value });
+    for (const on of ["1", "true", "YES"]) expect(read(on)?.requireAtJwt, on).toBe(true);
+    for (const off of ["0", "false", "no", " "])
+      expect(read(off)?.requireAtJwt, off).toBeUndefined();
+    expect(() => read("sometimes")).toThrow(
+      'CRM_OAUTH_REQUIRE_AT_JWT must be 1 or 0 (true or false); got "sometimes". Example of a good value: CRM_OAUTH_REQUIRE_AT_JWT=1',
+    );
   });
 
   it("refuses an issuer that is not https (but for loopback), has a query, or is missing", () => {
