@@ -154,19 +154,20 @@ describe.skipIf(skipPostgres())("three callers, two processes, one database", ()
       expected.push(`${who} ${tool} denied`);
     };
 
-    const first = await made("exporter", exporter[0], "start_export", exportOf(0));
-    await made("exporter", exporter[1], "check_export", {
+    // OAuth callers are named oauth:<sub>; the static token by its name.
+    const first = await made("oauth:exporter", exporter[0], "start_export", exportOf(0));
+    await made("oauth:exporter", exporter[1], "check_export", {
       job_id: (first.structured.job as { _id: string })._id,
     });
-    await made("exporter", exporter[1], "start_export", exportOf(1));
-    await made("analyst", analyst[0], "campaign_metrics", {
+    await made("oauth:exporter", exporter[1], "start_export", exportOf(1));
+    await made("oauth:analyst", analyst[0], "campaign_metrics", {
       task_from: sandboxDay(sandbox, 14),
       task_to: sandboxDay(sandbox, 1),
     });
     // Without job_ids or files the tool refuses its input: an error, recorded as one.
-    await made("analyst", analyst[1], "query_export", {}, "error");
-    await made("analyst", analyst[1], "check_export", {});
-    await denied("analyst", analyst[0], "start_export", exportOf(2));
+    await made("oauth:analyst", analyst[1], "query_export", {}, "error");
+    await made("oauth:analyst", analyst[1], "check_export", {});
+    await denied("oauth:analyst", analyst[0], "start_export", exportOf(2));
     await made("lead", lead[1], "start_export", exportOf(2));
     await made("lead", lead[0], "start_export", exportOf(3));
     await denied("lead", lead[0], "check_export", {});
@@ -180,10 +181,18 @@ describe.skipIf(skipPostgres())("three callers, two processes, one database", ()
     const { stdout } = await run(process.execPath, [BIN, "audit", "--json"], {
       env: serviceEnv(),
     });
-    const trail = JSON.parse(stdout) as Array<{ caller: string; tool: string; outcome: string }>;
+    const trail = JSON.parse(stdout) as Array<{
+      caller: string;
+      caller_kind: string;
+      tool: string;
+      outcome: string;
+    }>;
     expect(trail.map((r) => `${r.caller} ${r.tool} ${r.outcome}`).sort()).toEqual(
       [...expected].sort(),
     );
+    for (const r of trail) {
+      expect(r.caller_kind, r.caller).toBe(r.caller === "lead" ? "token" : "oauth");
+    }
     for (const token of [exporterToken, analystToken, LEAD_TOKEN]) {
       expect(stdout).not.toContain(token);
     }
