@@ -1,5 +1,6 @@
 import type { JWTHeaderParameters, JWTPayload } from "jose";
 import { clipValue } from "../../clip.js";
+import { printable } from "../../printable.js";
 import type { VerifierOptions } from "./access-token-verifier.js";
 
 /**
@@ -46,10 +47,10 @@ export function unusableBecause(
   options: Pick<VerifierOptions, "requireAtJwt" | "callerClaim">,
   nowMs: number,
 ): string | undefined {
-  const typ = typeof header.typ === "string" ? mediaType(header.typ) : undefined;
-  const shown = clipValue(JSON.stringify(header.typ ?? null), 40);
+  const typ = header.typ === undefined ? undefined : mediaType(String(header.typ));
+  const shown = header.typ === undefined ? "absent" : printable(clipValue(String(header.typ), 40));
   if (options.requireAtJwt === true && typ !== "at+jwt") {
-    return `The token is not an RFC 9068 access token: its typ header is ${shown}, and this server takes only at+jwt (CRM_OAUTH_REQUIRE_AT_JWT).`;
+    return `The token is not an RFC 9068 access token (its typ header is ${shown}): this server takes only at+jwt (CRM_OAUTH_REQUIRE_AT_JWT).`;
   }
   if (typ !== undefined && !ACCESS_TOKEN_TYPES.has(typ)) {
     return `The token's typ header ${shown} is not an access token's (at+jwt or JWT).`;
