@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { log } from "../../src/log.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 /**
@@ -55,5 +56,33 @@ describe("the audit trail of tool calls", () => {
     expect(trail).not.toContain(h.sandbox.secret_key);
     expect(trail).not.toContain(h.sandbox.secret_key.slice(0, 12));
     for (const part of JWT.split(".")) expect(trail).not.toContain(part);
+  });
+
+  it("never lets a trail that fails fail the call: the failure is logged without its message", async () => {
+    const warn = vi.spyOn(log, "warn").mockImplementation(() => undefined);
+    // A trail that breaks in every way it can: at once, and later.
+    const record = vi
+      .spyOn(h.runtime.audit, "record")
+      .mockImplementationOnce(() => {
+        throw new TypeError(`out.replace is not a function ${h.sandbox.secret_key}`);
+      })
+      .mockImplementationOnce(() => Promise.reject(new Error("disk full")));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const result = await h.call("campaign_metrics", {
+          task_from: "2026-11-01",
+          task_to: "2026-11-20",
+        });
+        expect(result.isError).toBeFalsy();
+      }
+      expect(record).toHaveBeenCalledTimes(2);
+      expect(warn.mock.calls.filter(([message]) => message === "audit trail not written")).toEqual([
+        ["audit trail not written", { tool: "campaign_metrics", error: "TypeError" }],
+        ["audit trail not written", { tool: "campaign_metrics", error: "Error" }],
+      ]);
+    } finally {
+      record.mockRestore();
+      warn.mockRestore();
+    }
   });
 });

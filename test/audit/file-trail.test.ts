@@ -93,6 +93,30 @@ describe("the audit trail in the data folder", () => {
     expect(await trail.list()).toHaveLength(1);
   });
 
+  it("never throws when a record cannot be made, and logs the failure without secrets", async () => {
+    const warn = vi.spyOn(log, "warn").mockImplementation(() => undefined);
+    const token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLWhlcmU";
+    const args = {
+      get sql(): string {
+        throw new Error(`cannot read ${token}`);
+      },
+    };
+    try {
+      const trail = new FileAuditTrail(folder);
+      await expect(trail.record({ ...call(1), args })).resolves.toBeUndefined();
+      await trail.record(call(2));
+      await trail.close();
+      expect((await trail.list()).map((r) => r.at)).toEqual(["2026-11-22T00:00:02.000Z"]);
+      expect(warn).toHaveBeenCalledWith("audit trail not written", {
+        trail: join(folder, "audit"),
+        error: "Error",
+        message: "cannot read [REDACTED]",
+      });
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it("never rejects when it cannot write, and says so in the log", async () => {
     // A file where the folder should be: every append fails.
     await writeFile(join(folder, "audit"), "not a folder");
