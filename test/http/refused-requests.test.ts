@@ -1,18 +1,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DENIAL_LIMITS } from "../../src/audit/denial-limit.js";
 import { type AuditRecord, openAuditTrail } from "../../src/audit/index.js";
 import { loadConfig } from "../../src/config.js";
 import { loadHttpSettings } from "../../src/http/http-config.js";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/http-server.js";
+import { log } from "../../src/log.js";
 import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { SANDBOX_NOW, sandboxClock } from "../helpers/tool-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { postJson, rpcMessages } from "./http-under-test.js";
 
 /**
@@ -170,4 +173,71 @@ describe.each(trails)("refused requests, audit trail $name", ({ postgres }) => {
     },
     60_000,
   );
+});
+
+describe("a refused request while the trail's database does not answer", () => {
+  let sandbox: RunningSandbox;
+  let dataDir: string;
+  let blackHole: Server;
+  const sockets = new Set<Socket>();
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 1 });
+    dataDir = await mkdtemp(join(tmpdir(), "crm-refused-hang-"));
+    // Takes connections and never says a word: every query waits for pg's connect timeout.
+    blackHole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, "127.0.0.1", resolve));
+  });
+
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => blackHole?.close(resolve));
+    await sandbox?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("answers a refused batch of 2,000 calls, and logs the one record it could not write", async () => {
+    const { port } = blackHole.address() as AddressInfo;
+    const config = loadConfig({
+      CRM_BASE_URL: sandbox.base_url,
+      CRM_APPLICATION_ID: sandbox.application_id,
+      CRM_SECRET_KEY: sandbox.secret_key,
+      CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
+      CRM_DATA_DIR: dataDir,
+      CRM_DATABASE_URL: `postgres://crm:secret@127.0.0.1:${port}/crm`,
+    });
+    const settings = loadHttpSettings(["--http", "--port", "0"], {
+      CRM_HTTP_TOKENS: `reader:${READER}:crm.read`,
+    });
+    const runtime = createRuntime(config, { now: sandboxClock().now });
+    const server = await startHttpServer({ config, settings, runtime, version: "test" });
+    const warn = vi.spyOn(log, "warn").mockImplementation(() => undefined);
+    try {
+      // A record per call, each awaited in turn (2 s at most), kept this answer over an hour.
+      const batch = Array.from({ length: 2_000 }, (_, i) => ({
+        jsonrpc: "2.0",
+        id: i + 1,
+        method: "tools/call",
+        params: { name: "start_export", arguments: { type: "campaign_event_data" } },
+      }));
+      const response = await postJson(server.url, batch, { Authorization: `Bearer ${READER}` });
+      expect(response.status).toBe(403);
+      await response.text();
+      await waitUntil(() => server.inFlight() === 0, "no request in flight");
+      // The record goes on without the request: the trail reaches for its database.
+      await waitUntil(() => sockets.size > 0, "the trail connecting to its database");
+      // Closing waits for the pending record, which fails when pg gives up connecting: logged.
+      await server.close(1000);
+      expect(warn).toHaveBeenCalledWith(
+        "audit trail not written",
+        expect.objectContaining({ trail: expect.stringContaining("127.0.0.1") }),
+      );
+    } finally {
+      await server.close(1000);
+      warn.mockRestore();
+    }
+  }, 60_000);
 });
