@@ -34,6 +34,7 @@ interface Window {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** Whom the denials of callers past maxCallers are recorded under, together. */
 const CROWD: AuditCaller = { kind: "anonymous", name: "(other callers)" };
 
 function keyOf(caller: AuditCaller): string {
@@ -48,11 +49,11 @@ export class DenialLimitedTrail implements AuditTrail {
 
   constructor(
     private readonly inner: AuditTrail,
-    options: Partial<DenialLimits> & { now?: () => number } = {},
+    { now, ...limits }: Partial<DenialLimits> & { now?: () => number } = {},
   ) {
     this.location = inner.location;
-    this.limits = { ...DENIAL_LIMITS, ...options };
-    this.now = options.now ?? Date.now;
+    this.limits = { ...DENIAL_LIMITS, ...limits };
+    this.now = now ?? Date.now;
   }
 
   record(call: AuditCall): Promise<void> {
