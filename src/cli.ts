@@ -2,8 +2,10 @@
 /**
  * The package's bin. No arguments: the MCP server on stdio. `sandbox`, `summarize`, `query` and
  * the rest are subcommands; each is loaded on demand so the server's cold start does not pay for them.
+ * The Node version is checked first, and this file imports nothing else statically: on an older
+ * Node no module that needs a newer one is loaded, and the refusal is the only output.
  */
-import { redact } from "./redact.js";
+import { nodeVersionRefusal } from "./node-version.js";
 
 const [command, ...args] = process.argv.slice(2);
 
@@ -105,15 +107,21 @@ Configuration: CRM_* environment variables (see the README); with CRM_BASE_URL u
 uses an embedded sandbox with synthetic data.
 `;
 
-main().then(
-  (code) => {
+async function reportFailure(error: unknown): Promise<void> {
+  const { redact } = await import("./redact.js");
+  process.stderr.write(
+    `crm-insights-mcp: ${redact(error instanceof Error ? error.message : String(error))}\n`,
+  );
+  process.exitCode = 1;
+}
+
+const refusal = nodeVersionRefusal(process.versions.node);
+if (refusal === undefined) {
+  main().then((code) => {
     // The server and the sandbox keep running until their transports close; only set the code.
     if (code !== 0) process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `crm-insights-mcp: ${redact(error instanceof Error ? error.message : String(error))}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+  }, reportFailure);
+} else {
+  process.stderr.write(`${refusal}\n`);
+  process.exitCode = 1;
+}

@@ -1,12 +1,19 @@
 import { loadConfig } from "./config.js";
 import { log } from "./log.js";
+import { nodeVersionRefusal } from "./node-version.js";
 import { readSettings, startServerProcess } from "./startup.js";
 
 /**
  * The MCP server on stdio. Resolves with the exit code once the connection ends (stdin closed,
- * SIGINT or SIGTERM); only MCP messages go to stdout.
+ * SIGINT or SIGTERM); only MCP messages go to stdout. The bin checks the Node version before it
+ * loads this module; the check is repeated for a caller that starts the server without the bin.
  */
 export async function runServer(): Promise<number> {
+  const refusal = nodeVersionRefusal(process.versions.node);
+  if (refusal !== undefined) {
+    process.stderr.write(`${refusal}\n`);
+    return 1;
+  }
   const config = readSettings(() => loadConfig(process.env));
   if (config === undefined) return 1;
   const { runtime, sandboxGuide } = await startServerProcess(config);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import { isSupportedNode, MIN_NODE_VERSION } from "../node-version.js";
 import { builtFile } from "../package-files.js";
 import { addJsonArgs, removeArgs, runClaude } from "./claude-code.js";
 import { CLIENT_NAMES, CLIENTS, type ClientName, isClientName, type Place } from "./clients.js";
@@ -45,7 +46,6 @@ const VALUE_OPTIONS = new Set([
   "--env",
   ...SETTINGS.map((s) => s.option),
 ]);
-const MIN_NODE = [22, 19] as const;
 
 interface Parsed {
   client: ClientName;
@@ -136,10 +136,9 @@ function parse(args: readonly string[]): Parsed {
 }
 
 async function install(parsed: Parsed, io: InstallIo): Promise<number> {
-  const [major = 0, minor = 0] = io.nodeVersion.split(".").map(Number);
-  if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
+  if (!isSupportedNode(io.nodeVersion)) {
     throw new InstallError(
-      `this Node is ${io.nodeVersion}; the server needs Node ${MIN_NODE.join(".")} or later (22 or 24 LTS). Run install with that Node: its path is what the client will start.`,
+      `this Node is ${io.nodeVersion}; the server needs Node ${MIN_NODE_VERSION} or later (22 or 24 LTS). Run install with that Node: its path is what the client will start.`,
     );
   }
   if (!existsSync(io.command.bin)) {
