@@ -96,8 +96,9 @@ const USAGE = `Usage:
                                         unless --lang ko, --json always English
   crm-insights-mcp audit [--since ISO-8601] [--caller NAME] [--limit N] [--json]
                                         the audit trail: who called which tool, how it ended
-  crm-insights-mcp install <claude-desktop|claude-code|vscode|cursor> [--print] [--force] [--name N]
-                           [--base-url URL] [--application-id ID] [--secret-key KEY] ...
+  crm-insights-mcp install <claude-desktop|claude-code|vscode|cursor|codex|gemini> [--print]
+                           [--force] [--name N] [--base-url URL] [--application-id ID]
+                           [--secret-key KEY] ...
                                         add this server to an MCP client's configuration
                                         (sandbox unless service values are given; install --help)
   crm-insights-mcp --version            the package version

@@ -5,7 +5,8 @@ import { isSupportedNode, MIN_NODE_VERSION } from "../node-version.js";
 import { builtFile } from "../package-files.js";
 import { addJsonArgs, removeArgs, runClaude } from "./claude-code.js";
 import { CLIENT_NAMES, CLIENTS, type ClientName, isClientName, type Place } from "./clients.js";
-import { readConfigFile, withServer, writeWithBackup } from "./config-file.js";
+import { withCodexServer } from "./codex-config.js";
+import { readConfigFile, readTextFile, withServer, writeWithBackup } from "./config-file.js";
 import {
   InstallError,
   isSecretVariable,
@@ -31,7 +32,8 @@ export const INSTALL_USAGE = `Usage: crm-insights-mcp install <${CLIENT_NAMES.jo
   the client's configuration, keeping every other server and setting and a backup of the old
   file beside it. With no service values (options or CRM_* variables in this environment) the
   server runs on the embedded sandbox: synthetic data, no keys.
-  --print        write nothing; print the JSON (claude-code: the command) with keys masked
+  --print        write nothing; print the JSON (codex: the TOML tables; claude-code: the
+                 command) with keys masked
   --force        replace a server of the same name
   --name N       the server's name in the client (default crm-insights)
   --config-file  the client's file to change instead of the usual one (e.g. a VS Code profile)
@@ -161,18 +163,26 @@ async function install(parsed: Parsed, io: InstallIo): Promise<number> {
     }
     return installClaudeCode(name, server, parsed.flags.has("--force"), io);
   }
-  const entry = serverEntry(io.command, server.env, client.typed);
   const configFile = parsed.values.get("--config-file");
   const file = configFile === undefined ? client.configFile(io.place) : resolve(configFile);
-  const current = await readConfigFile(file);
-  const change = withServer(
-    current,
-    file,
-    client.serversKey,
-    name,
-    entry,
-    parsed.flags.has("--force"),
-  );
+  const force = parsed.flags.has("--force");
+  const change =
+    client.kind === "toml"
+      ? withCodexServer(
+          await readTextFile(file),
+          file,
+          name,
+          { command: io.command.node, args: [io.command.bin], env: server.env },
+          force,
+        )
+      : withServer(
+          await readConfigFile(file),
+          file,
+          client.serversKey,
+          name,
+          serverEntry(io.command, server.env, client.typed),
+          force,
+        );
   if (change.unchanged) {
     io.stdout(`${client.label}: "${name}" in ${file} is already exactly this; nothing changed.\n`);
     return 0;

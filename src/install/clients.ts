@@ -6,7 +6,14 @@ import { join, win32 } from "node:path";
  * every platform's paths are testable anywhere and tests never reach the real home.
  */
 
-export const CLIENT_NAMES = ["claude-desktop", "claude-code", "vscode", "cursor"] as const;
+export const CLIENT_NAMES = [
+  "claude-desktop",
+  "claude-code",
+  "vscode",
+  "cursor",
+  "codex",
+  "gemini",
+] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];
 
 export interface Place {
@@ -27,12 +34,20 @@ interface FileClient {
   after: string;
 }
 
+/** Codex: config.toml, one `[mcp_servers.NAME]` table a server (codex-config.ts). */
+interface TomlClient {
+  kind: "toml";
+  label: string;
+  configFile(place: Place): string;
+  after: string;
+}
+
 interface CommandClient {
   kind: "command";
   label: string;
 }
 
-export type Client = FileClient | CommandClient;
+export type Client = FileClient | TomlClient | CommandClient;
 
 export const CLIENTS: Record<ClientName, Client> = {
   "claude-desktop": {
@@ -66,6 +81,34 @@ export const CLIENTS: Record<ClientName, Client> = {
     after: "Cursor shows the server under Settings, MCP; enable it there if it is off.",
   },
   "claude-code": { kind: "command", label: "Claude Code" },
+  codex: {
+    kind: "toml",
+    label: "Codex",
+    // $CODEX_HOME/config.toml, ~/.codex by default on every system; the CLI, the IDE extension
+    // and the app read the same file.
+    configFile: (place) =>
+      pathFor(place).join(
+        blank(place.env.CODEX_HOME) ?? pathFor(place).join(place.homeDir, ".codex"),
+        "config.toml",
+      ),
+    after: "Codex starts the server in its next session; /mcp in codex lists it.",
+  },
+  gemini: {
+    kind: "file",
+    label: "Gemini CLI",
+    serversKey: "mcpServers",
+    typed: false,
+    // The user settings, ~/.gemini/settings.json on every system; GEMINI_CLI_HOME stands in for
+    // the home folder.
+    configFile: (place) =>
+      pathFor(place).join(
+        blank(place.env.GEMINI_CLI_HOME) ?? place.homeDir,
+        ".gemini",
+        "settings.json",
+      ),
+    after:
+      "Gemini CLI connects to MCP servers only in a trusted folder: start gemini in your project and choose Trust folder (later: /permissions); /mcp lists the server.",
+  },
 };
 
 export function isClientName(name: string | undefined): name is ClientName {

@@ -4,7 +4,7 @@ import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { InstallError } from "./server-entry.js";
 
 /**
- * A client's JSON configuration file: read leniently (VS Code's mcp.json may hold comments and
+ * A client's JSON configuration file (Codex's TOML one: codex-config.ts): read leniently (VS Code's mcp.json may hold comments and
  * trailing commas), changed in one place, written back whole with a backup of the old file
  * beside it. A file with comments is not rewritten: writing it back would drop them.
  */
@@ -127,16 +127,20 @@ export function withServer(
 }
 
 export async function readConfigFile(file: string): Promise<ConfigText | undefined> {
-  let text: string;
+  const text = await readTextFile(file);
+  return text === undefined ? undefined : parseConfigText(text, file);
+}
+
+/** The file's text, or undefined when there is no file. */
+export async function readTextFile(file: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new InstallError(
       `Could not read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}. Nothing was written.`,
     );
   }
-  return parseConfigText(text, file);
 }
 
 /**

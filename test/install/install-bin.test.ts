@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +74,43 @@ describe("install claude-desktop --print", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("install codex --print and gemini --print", () => {
+  it("codex: the [mcp_servers.crm-insights] table with this Node and bin, nothing written", async () => {
+    const printed = await runBin(["codex", "--print"], { PATH: process.env.PATH ?? "" });
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toBe(
+      `[mcp_servers.crm-insights]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(BIN)}]\ntool_timeout_sec = 120\n`,
+    );
+    expect(await readdir(home)).toEqual([]);
+  });
+
+  it("gemini: its mcpServers entry starts the server as printed", async () => {
+    const printed = await runBin(["gemini", "--print"], { PATH: process.env.PATH ?? "" });
+    expect(printed.code, printed.stderr).toBe(0);
+    const config = JSON.parse(printed.stdout) as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
+    const entry = config.mcpServers["crm-insights"];
+    if (entry === undefined) throw new Error(`no crm-insights server in ${printed.stdout}`);
+    expect(entry).toEqual({ command: process.execPath, args: [BIN] });
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: { HOME: home, ...childTempEnv() },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "install-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("campaign_metrics");
+    } finally {
+      await client.close();
+    }
+    expect(await readdir(home)).not.toContain(".gemini");
   });
 });
 

@@ -1,75 +1,23 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type InstallIo, runInstallCommand } from "../../src/install/cli.js";
-import { CLIENTS, type Place } from "../../src/install/clients.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { CLIENTS, type ClientName, type Place } from "../../src/install/clients.js";
+import { files, installHarness, KEY, RECOMMEND_KEY, SERVICE_OPTIONS } from "./install-harness.js";
 
 /**
  * `install` run in this process against real files in a temporary home: each client's file
- * format, what is kept, backups, refusals, and that keys never reach the output.
+ * format, what is kept, backups, refusals, and that keys never reach the output. Codex's TOML
+ * file has tests of its own (install-codex.test.ts).
  */
 
-const KEY = "sk_live_7f3a9c1e5b2d8f4a6e0b";
-const RECOMMEND_KEY = "rk_live_0b6e4a8f2d5b1e9c3a7f";
-
+const harness = installHarness();
+const install = harness.install;
 let home: string;
 let bin: string;
-beforeEach(async () => {
-  home = mkdtempSync(join(tmpdir(), "crm-install-test-"));
-  bin = join(home, "package", "dist", "cli.js");
-  await mkdir(join(home, "package", "dist"), { recursive: true });
-  await writeFile(bin, "// the bin\n");
+beforeEach(() => {
+  home = harness.home();
+  bin = harness.bin();
 });
-afterEach(() => {
-  rmSync(home, { recursive: true, force: true });
-});
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function install(
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; platform?: NodeJS.Platform; node?: string } = {},
-): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const place: Place = {
-    homeDir: home,
-    platform: options.platform ?? "linux",
-    env: options.env ?? {},
-  };
-  const io: InstallIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    place,
-    command: { node: "/opt/node/bin/node", bin },
-    nodeVersion: options.node ?? "22.19.0",
-  };
-  const code = await runInstallCommand(args, io);
-  return { code, stdout, stderr };
-}
-
-const SERVICE_OPTIONS = [
-  "--base-url",
-  "https://api.example.com",
-  "--application-id",
-  "my-app",
-  "--secret-key",
-  KEY,
-];
-
-async function files(dir: string): Promise<string[]> {
-  return (await readdir(dir)).sort();
-}
 
 describe("install <client> --print", () => {
   it("claude-desktop with nothing given: the sandbox configuration, absolute paths, no env", async () => {
@@ -104,6 +52,25 @@ describe("install <client> --print", () => {
     expect(`${run.stdout}${run.stderr}`).not.toContain(RECOMMEND_KEY);
     expect(run.stdout).toContain('"CRM_RECOMMEND_SECRET_KEY": "<CRM_RECOMMEND_SECRET_KEY: not');
     expect(run.stderr).toContain("keys are masked");
+  });
+
+  it("gemini: its mcpServers object, keys masked", async () => {
+    const run = await install(["gemini", "--print", ...SERVICE_OPTIONS]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      mcpServers: {
+        "crm-insights": {
+          command: "/opt/node/bin/node",
+          args: [bin],
+          env: {
+            CRM_BASE_URL: "https://api.example.com",
+            CRM_APPLICATION_ID: "my-app",
+            CRM_SECRET_KEY: "<CRM_SECRET_KEY: not shown; paste the value here>",
+          },
+        },
+      },
+    });
+    expect(await readdir(home)).toEqual(["package"]);
   });
 
   it("claude-code: the claude mcp add-json command, quoted for the shell", async () => {
@@ -221,9 +188,9 @@ describe("install writes the client's own file, keeping the rest", () => {
       env: { APPDATA: "C:\\Users\\me\\AppData\\Roaming" },
     };
     const linux: Place = { homeDir: "/home/me", platform: "linux", env: { XDG_CONFIG_HOME: "/x" } };
-    const file = (client: "claude-desktop" | "vscode" | "cursor", place: Place) => {
+    const file = (client: Exclude<ClientName, "claude-code">, place: Place) => {
       const c = CLIENTS[client];
-      if (c.kind !== "file") throw new Error("not a file client");
+      if (c.kind === "command") throw new Error("not a file client");
       return c.configFile(place);
     };
     expect(file("claude-desktop", mac)).toBe(
@@ -238,6 +205,16 @@ describe("install writes the client's own file, keeping the rest", () => {
     expect(file("vscode", linux)).toBe("/x/Code/User/mcp.json");
     expect(file("cursor", mac)).toBe("/Users/me/.cursor/mcp.json");
     expect(file("cursor", win)).toBe("C:\\Users\\me\\.cursor\\mcp.json");
+    expect(file("codex", mac)).toBe("/Users/me/.codex/config.toml");
+    expect(file("codex", win)).toBe("C:\\Users\\me\\.codex\\config.toml");
+    expect(file("codex", { ...linux, env: { CODEX_HOME: "/srv/codex" } })).toBe(
+      "/srv/codex/config.toml",
+    );
+    expect(file("gemini", mac)).toBe("/Users/me/.gemini/settings.json");
+    expect(file("gemini", win)).toBe("C:\\Users\\me\\.gemini\\settings.json");
+    expect(file("gemini", { ...linux, env: { GEMINI_CLI_HOME: "/srv/g" } })).toBe(
+      "/srv/g/.gemini/settings.json",
+    );
   });
 
   it("cursor: ~/.cursor/mcp.json keeps its servers", async () => {
@@ -253,6 +230,52 @@ describe("install writes the client's own file, keeping the rest", () => {
         "crm-insights": { command: "/opt/node/bin/node", args: [bin] },
       },
     });
+  });
+
+  it("gemini: ~/.gemini/settings.json keeps its settings and servers; the trust step is said", async () => {
+    const dir = join(home, ".gemini");
+    await mkdir(dir);
+    const file = join(dir, "settings.json");
+    const before = `${JSON.stringify(
+      {
+        security: { auth: { selectedType: "gemini-api-key" } },
+        mcpServers: { github: { httpUrl: "https://api.githubcopilot.com/mcp/" } },
+      },
+      null,
+      2,
+    )}\n`;
+    await writeFile(file, before);
+    const run = await install(["gemini", ...SERVICE_OPTIONS]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      mcpServers: {
+        github: { httpUrl: "https://api.githubcopilot.com/mcp/" },
+        "crm-insights": {
+          command: "/opt/node/bin/node",
+          args: [bin],
+          env: {
+            CRM_BASE_URL: "https://api.example.com",
+            CRM_APPLICATION_ID: "my-app",
+            CRM_SECRET_KEY: KEY,
+          },
+        },
+      },
+    });
+    expect(await readFile(`${file}.backup`, "utf8")).toBe(before);
+    expect(run.stdout).toContain("Gemini CLI: added");
+    expect(run.stdout).toContain("only in a trusted folder");
+    expect(run.stdout).not.toContain(KEY);
+  });
+
+  it("gemini: GEMINI_CLI_HOME stands in for the home folder", async () => {
+    const run = await install(["gemini"], { env: { GEMINI_CLI_HOME: join(home, "profile") } });
+    expect(run.code, run.stderr).toBe(0);
+    const file = join(home, "profile", ".gemini", "settings.json");
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
+      mcpServers: { "crm-insights": { command: "/opt/node/bin/node", args: [bin] } },
+    });
+    expect(await readdir(home)).toEqual(["package", "profile"]);
   });
 
   it("--config-file names another file (a VS Code profile's)", async () => {
