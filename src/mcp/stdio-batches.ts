@@ -20,7 +20,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
  * batch, once 2025-03-26 is negotiated, is split into its messages, which the server handles as
  * if they came one by one, and the responses to its requests are held back and written together
  * as one array when the last is ready (progress and log notifications still go out as they
- * happen). Under any other version a batch is refused with one Invalid Request error.
+ * happen). Under any other version a batch is refused with one Invalid Request error. A line that
+ * is not a JSON-RPC message is reported as one short transport error and skipped.
  */
 
 /** The one protocol version whose JSON-RPC layer includes batches. */
@@ -155,22 +156,37 @@ export class StdioBatchTransport implements Transport {
       return;
     }
     const text = line.toString("utf8").trim();
-    if (!text.startsWith("[")) {
-      const id = text.includes('"initialize"') ? initializeId(text) : undefined;
-      if (id !== undefined) this.initializing.add(id);
-      this.lines.write(line);
-      return;
-    }
+    if (text === "") return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      // Not JSON: the SDK's transport skips such a line, as it does any other.
-      this.lines.write(line);
+      this.ignore(text, "is not JSON");
       return;
     }
-    if (Array.isArray(parsed)) this.batch(parsed);
-    else this.lines.write(line);
+    if (Array.isArray(parsed)) {
+      this.batch(parsed);
+      return;
+    }
+    // Checked here rather than by the SDK's transport, which skips a line that is not JSON
+    // without a word and reports one that is not JSON-RPC with its schema's every issue.
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(parsed);
+    } catch {
+      this.ignore(text, "is JSON but not a JSON-RPC 2.0 message");
+      return;
+    }
+    if (isJSONRPCRequest(message) && message.method === "initialize") {
+      this.initializing.add(message.id);
+    }
+    this.lines.write(line);
+  }
+
+  /** A line that is no message: one short transport error, and the connection goes on. */
+  private ignore(text: string, what: string): void {
+    const bytes = Buffer.byteLength(text);
+    this.onerror?.(new Error(`a line on stdin (${bytes} bytes) ${what}; it was ignored`));
   }
 
   private batch(items: unknown[]): void {
@@ -261,16 +277,6 @@ export class StdioBatchTransport implements Transport {
     this.held = [];
     for (const line of held) this.route(line);
     this.endIfDone();
-  }
-}
-
-/** The id of an initialize request on this line, if it is one. */
-function initializeId(text: string): RequestId | undefined {
-  try {
-    const message: unknown = JSON.parse(text);
-    return isJSONRPCRequest(message) && message.method === "initialize" ? message.id : undefined;
-  } catch {
-    return undefined;
   }
 }
 
