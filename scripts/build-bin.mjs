@@ -1,7 +1,7 @@
 // Bundles the bin after tsc: dist/cli.js becomes one ESM file holding the MCP server's start
 // (our modules, the MCP SDK, zod) with each lazily imported subcommand in its own chunk under
 // dist/cli-chunks/, so starting the server reads a few files instead of ~260 modules.
-// DuckDB (native) stays external. The summary's worker thread (dist/analysis/campaign-worker.js)
+// DuckDB (native) stays external (scripts/lib/bin-externals.mjs). The summary's worker thread (dist/analysis/campaign-worker.js)
 // is bundled in place too, sharing the chunks: it starts while the summary runs, and reading its
 // ~25 modules one by one delayed its first row by about 50 ms. The library entry
 // (dist/index.js) and every other module in dist/ stay as tsc wrote them: tests import them.
@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { BIN_EXTERNAL_PACKAGES, NEVER_LOADED_PACKAGES, packageOf } from "./lib/bin-externals.mjs";
 import { onlyEnglishZodLocales } from "./lib/only-english-zod-locales.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -38,7 +39,8 @@ const result = await build({
   // The inputs are tsc's dist/cli.js and worker, replaced in place.
   allowOverwrite: true,
   write: false,
-  external: ["@duckdb/*"],
+  external: BIN_EXTERNAL_PACKAGES,
+  metafile: true,
   // CommonJS packages in the bundle (pg, undici's parts) call require() for node's modules.
   banner: {
     js: "import { createRequire as __crmCreateRequire } from 'node:module'; const require = __crmCreateRequire(import.meta.url);",
@@ -53,6 +55,22 @@ const result = await build({
   legalComments: "eof",
   logLevel: "warning",
 });
+
+// A package left for node_modules that is in neither list would be missing from the MCP Bundle.
+const loaded = new Set(
+  Object.values(result.metafile.outputs).flatMap((output) =>
+    output.imports.filter((i) => i.external).map((i) => packageOf(i.path)),
+  ),
+);
+const unlisted = [...loaded].filter(
+  (p) =>
+    p !== undefined && !BIN_EXTERNAL_PACKAGES.includes(p) && !NEVER_LOADED_PACKAGES.includes(p),
+);
+if (unlisted.length > 0) {
+  throw new Error(
+    `build-bin: the bundle would load ${unlisted.join(", ")} from node_modules; bundle it, or add it to BIN_EXTERNAL_PACKAGES in scripts/lib/bin-externals.mjs`,
+  );
+}
 
 rmSync(join(dist, CHUNKS), { recursive: true, force: true });
 let bytes = 0;

@@ -1,6 +1,7 @@
 // `npm run bundle`: one MCP Bundle (.mcpb) per platform, which Claude Desktop and other MCPB hosts
-// install with one click: the built package (what `npm pack` ships) plus its production
-// dependencies with exactly that platform's DuckDB binding (a native addon: a bundle carries no
+// install with one click: the built package (what `npm pack` ships) plus the only packages the
+// built bin loads from node_modules (DuckDB, scripts/lib/bin-externals.mjs: the rest is bundled
+// into dist/) with exactly that platform's DuckDB binding (a native addon: a bundle carries no
 // compiler and cannot fetch one), and a manifest whose `compatibility.platforms` names only that
 // platform and whose user_config asks for the service's URLs, application ID, keys (stored by
 // the host as secrets), time zone and data folder. Validated and packed by @anthropic-ai/mcpb's
@@ -25,6 +26,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { BIN_EXTERNAL_PACKAGES } from "./lib/bin-externals.mjs";
 import { nativeBinaryPlatform } from "./lib/native-binary.mjs";
 
 const run = promisify(execFile);
@@ -118,6 +120,7 @@ async function bundleFor(target, { pkg, tools, stage, work, outDir }) {
   const dir = join(work, name);
   cpSync(stage, dir, { recursive: true });
   await installDependencies(dir, target);
+  keepOnlyLoadedPackages(join(dir, "node_modules"));
   rmSync(join(dir, "package-lock.json"));
   writeFileSync(join(dir, ".mcpbignore"), MCPB_IGNORE);
   checkBinding(dir, target);
@@ -183,6 +186,51 @@ async function installDependencies(dir, target) {
 }
 
 /**
+ * Removes every installed package the built bin never loads: all but BIN_EXTERNAL_PACKAGES and
+ * what they depend on, resolved as Node resolves it (a package's own node_modules first, then
+ * the top level). Production dependencies bundled into dist/ and optional peers npm installs
+ * anyway (react-dom, for ext-apps' React helpers) go. So does npm's record of the whole install.
+ */
+function keepOnlyLoadedPackages(nodeModules) {
+  const keep = new Set();
+  const visit = (packageDir) => {
+    const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+    const wanted = {
+      ...manifest.dependencies,
+      ...manifest.optionalDependencies,
+      ...manifest.peerDependencies,
+    };
+    for (const name of Object.keys(wanted)) {
+      const nested = join(packageDir, "node_modules", name);
+      if (existsSync(nested)) {
+        visit(nested);
+      } else if (existsSync(join(nodeModules, name)) && !keep.has(name)) {
+        keep.add(name);
+        visit(join(nodeModules, name));
+      }
+    }
+  };
+  for (const name of BIN_EXTERNAL_PACKAGES) {
+    if (!existsSync(join(nodeModules, name))) {
+      throw new Error(`${name}, which the built bin loads, was not installed.`);
+    }
+    keep.add(name);
+    visit(join(nodeModules, name));
+  }
+  for (const entry of readdirSync(nodeModules)) {
+    const names = entry.startsWith("@")
+      ? readdirSync(join(nodeModules, entry)).map((n) => `${entry}/${n}`)
+      : [entry];
+    for (const name of names) {
+      if (!keep.has(name)) rmSync(join(nodeModules, name), { recursive: true, force: true });
+    }
+    if (entry.startsWith("@") && readdirSync(join(nodeModules, entry)).length === 0) {
+      rmSync(join(nodeModules, entry), { recursive: true });
+    }
+  }
+}
+
+/**
  * Dependencies' type declarations, TypeScript sources and documentation (licences stay): never
  * loaded at run time, a third of the files. mcpb pack already leaves out *.d.ts and source maps.
  */
@@ -191,7 +239,6 @@ node_modules/**/*.d.mts
 node_modules/**/*.ts
 node_modules/**/*.md
 !node_modules/**/LICEN[CS]E*
-node_modules/undici/docs/
 `;
 
 /**
