@@ -24,8 +24,9 @@ import { configSnippet } from "./snippet.js";
  * usage. Secrets are never printed: shown masked, also in --print.
  */
 
-export const INSTALL_USAGE = `Usage: crm-insights-mcp install <${CLIENT_NAMES.join("|")}> [--print] [--force] [--name N]
-         [--config-file PATH] [--base-url URL] [--realtime-base-url URL] [--application-id ID]
+export const INSTALL_USAGE = `Usage: crm-insights-mcp install <${CLIENT_NAMES.join("|")}>
+         [--print] [--force] [--name N] [--config-file PATH]
+         [--base-url URL] [--realtime-base-url URL] [--application-id ID]
          [--secret-key KEY] [--recommend-secret-key KEY] [--time-zone TZ] [--data-dir DIR]
          [--env CRM_NAME=VALUE]...
   Adds this server (the Node running this command and this package's bin, by absolute path) to
