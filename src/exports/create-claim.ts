@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { ToolCancelledError } from "../cancelled.js";
 import {
   CLAIM_RENEW_MS,
   type ClaimOwner,
@@ -7,7 +8,6 @@ import {
 } from "../ledger/create-claims.js";
 import { log } from "../log.js";
 import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
-import { ToolCancelledError } from "../mcp/tool-errors.js";
 
 /** How often a waiting call asks whether the other process's creation has ended. */
 const CLAIM_POLL_MS = 200;

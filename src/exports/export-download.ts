@@ -8,8 +8,9 @@ import { log } from "../log.js";
 import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
+import { sleep } from "../sleep.js";
 import { LEASE_HOLDER, leaseHolderGone } from "./download-lease.js";
-import { reportProgress, sleep } from "./export-polling.js";
+import { reportProgress } from "./export-polling.js";
 
 /**
  * A completed job's file: awaited by a call within its budget, downloaded in the background

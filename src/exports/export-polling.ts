@@ -3,7 +3,7 @@ import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { log } from "../log.js";
 import { MAX_WAIT_SECONDS } from "../mcp/params.js";
 import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
-import { ToolCancelledError } from "../mcp/tool-errors.js";
+import { sleep } from "../sleep.js";
 
 /**
  * Polling an export job: within a call's wait, never faster than the configured interval (also
@@ -120,25 +120,4 @@ export async function pollOnce(
   const job = await api.getExportJob(jobId, { signal: call.signal });
   await runtime.ledger.updateJob(job);
   return job;
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new ToolCancelledError("Cancelled while waiting for the export job."));
-      return;
-    }
-    const timer = setTimeout(
-      () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      },
-      Math.max(0, ms),
-    );
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ToolCancelledError("Cancelled while waiting for the export job."));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

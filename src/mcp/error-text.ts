@@ -9,6 +9,7 @@ import {
   EXPORT_SIZE_LIMIT_TEXT,
 } from "../api/limits.js";
 import { operationLabel } from "../api/to-api-error.js";
+import { ToolCancelledError } from "../cancelled.js";
 import { CatalogError } from "../catalog.js";
 import { clipEchoes } from "../clip.js";
 import { ConfigError } from "../config.js";
@@ -25,7 +26,6 @@ import {
   ExportJobFailedError,
   ExportJobLostError,
   ExportNotReadyError,
-  ToolCancelledError,
   ToolInputError,
 } from "./tool-errors.js";
 

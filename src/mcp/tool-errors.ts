@@ -81,11 +81,6 @@ export class ExportNotReadyError extends Error {
   }
 }
 
-/** The MCP request was cancelled while we were waiting. */
-export class ToolCancelledError extends Error {
-  override name = "ToolCancelledError";
-}
-
 /** What the export tools knew when an API call failed, so the error text can be specific. */
 export interface ExportContext {
   /** Set once the job exists: the text must then name it and say how to continue. */
