@@ -7,7 +7,7 @@ import {
   newClaimOwner,
 } from "../ledger/create-claims.js";
 import { log } from "../log.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
+import type { ExportCall, ExportRuntime } from "./export-call.js";
 
 /** How often a waiting call asks whether the other process's creation has ended. */
 const CLAIM_POLL_MS = 200;
@@ -29,9 +29,9 @@ export interface CreateClaim {
  * The claim is renewed until released.
  */
 export async function claimCreation(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   key: string,
-  call: ToolCall,
+  call: ExportCall,
 ): Promise<CreateClaim> {
   const owner = newClaimOwner();
   const started = performance.now();
@@ -57,7 +57,12 @@ export async function claimCreation(
   }
 }
 
-function held(runtime: ToolRuntime, key: string, owner: ClaimOwner, waited: boolean): CreateClaim {
+function held(
+  runtime: ExportRuntime,
+  key: string,
+  owner: ClaimOwner,
+  waited: boolean,
+): CreateClaim {
   const unhold = holdClaim(owner);
   const renewer = setInterval(() => {
     owner.renewal += 1;

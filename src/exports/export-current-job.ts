@@ -3,9 +3,9 @@ import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
 import { callHint } from "../format.js";
 import { requestKeyDates } from "../ledger/request-key.js";
 import type { LedgerEntry } from "../ledger/store.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { ExportCallError, type ExportContext, ExportJobLostError } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
+import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { pollOnce } from "./export-polling.js";
 
 /**
@@ -35,10 +35,10 @@ export interface CurrentJob {
  * ID, type and target; "not found" marks the ledger's entry lost (the service no longer has it).
  */
 export async function currentJob(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   jobId: string,
   entry: LedgerEntry | undefined,
-  call: ToolCall,
+  call: ExportCall,
   options: { waitSeconds?: number } = {},
 ): Promise<CurrentJob> {
   const context = jobContext(jobId, entry);

@@ -5,12 +5,11 @@ import type { DownloadedFile } from "../api/types.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { isRegularFile } from "../regular-file.js";
 import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
 import { sleep } from "../sleep.js";
 import { LEASE_HOLDER, leaseHolderGone } from "./download-lease.js";
-import { reportProgress } from "./export-polling.js";
+import { type ExportCall, type ExportRuntime, reportProgress } from "./export-call.js";
 
 /**
  * A completed job's file: awaited by a call within its budget, downloaded in the background
@@ -40,9 +39,9 @@ const DOWNLOAD_PROGRESS_MS = 500;
  * as `earlier`, unless the URL expired, which only a new job cures.
  */
 export async function awaitDownload(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   job: ExportJob,
-  call: ToolCall,
+  call: ExportCall,
   entry: LedgerEntry | undefined,
   budgetMs: number,
 ): Promise<DownloadOutcome> {
@@ -114,7 +113,7 @@ const LEASE_WAIT_MS = 1000;
  * file to appear in the ledger (or for the lease to end, when its holder failed or died).
  */
 async function backgroundDownload(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   job: ExportJob,
   signal: AbortSignal,
   onProgress: (bytes: number) => void,
@@ -160,7 +159,7 @@ async function backgroundDownload(
 
 /** The job's file when the ledger says it was downloaded and it is still on disk. */
 async function downloadedElsewhere(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   jobId: string,
 ): Promise<DownloadedFile | undefined> {
   const entry = await runtime.ledger.get(jobId);
@@ -170,7 +169,7 @@ async function downloadedElsewhere(
 }
 
 async function leasedDownload(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   job: ExportJob,
   signal: AbortSignal,
   onProgress: (bytes: number) => void,
@@ -193,7 +192,7 @@ async function leasedDownload(
 
 /** Byte counts as progress values (so they increase with the file), the message in MB. */
 function reportBytes(
-  call: ToolCall,
+  call: ExportCall,
   bytes: number,
   total: number | undefined,
   jobId: string,

@@ -2,7 +2,6 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { ApiError } from "../api/errors.js";
 import { callHint, formatByteProgress } from "../format.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import {
   DownloadPendingError,
   ExportCallError,
@@ -10,6 +9,7 @@ import {
   ToolInputError,
 } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
+import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { currentJob } from "./export-current-job.js";
 import { awaitDownload } from "./export-download.js";
 import { assertNotFailed } from "./export-result.js";
@@ -24,9 +24,9 @@ export const DOWNLOAD_WAIT_MS = 20_000;
  * downloading, is an error that names the check_export call to make and `tool` to call again.
  */
 export async function exportFilePath(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   jobId: string,
-  call: ToolCall,
+  call: ExportCall,
   tool: string,
 ): Promise<string> {
   const entry = await runtime.ledger.get(jobId);

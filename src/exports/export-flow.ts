@@ -1,8 +1,8 @@
 import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { MAX_WAIT_SECONDS } from "../mcp/params.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { ExportCallError, type ExportContext } from "../mcp/tool-errors.js";
+import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { awaitDownload, type DownloadInfo } from "./export-download.js";
 import { isTemporary, waitForJob } from "./export-polling.js";
 import { assertNotFailed } from "./export-result.js";
@@ -55,10 +55,10 @@ export function pendingDownload(
  * spent creation must stay in the model's hands; a lasting one is thrown with the job's ID attached.
  */
 export async function followJob(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   job: ExportJob,
   waitSeconds: number,
-  call: ToolCall,
+  call: ExportCall,
   context: ExportContext,
 ): Promise<FollowOutcome> {
   const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;

@@ -2,8 +2,8 @@ import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { log } from "../log.js";
 import { MAX_WAIT_SECONDS } from "../mcp/params.js";
-import type { ToolCall, ToolRuntime } from "../mcp/tool.js";
 import { sleep } from "../sleep.js";
+import { type ExportCall, type ExportRuntime, reportProgress } from "./export-call.js";
 
 /**
  * Polling an export job: within a call's wait, never faster than the configured interval (also
@@ -19,11 +19,6 @@ export interface WaitOutcome {
   problem?: ApiError | undefined;
 }
 
-/** One progress step of a call (the call keeps its values increasing across wait and download). */
-export function reportProgress(call: ToolCall, message: string): Promise<void> {
-  return call.progress(undefined, message);
-}
-
 /** A failure that polling again later may cure (the client has already retried it). */
 export function isTemporary(error: unknown): error is ApiError {
   return error instanceof ApiError && error.transient && error.kind !== "aborted";
@@ -35,10 +30,10 @@ export function isTemporary(error: unknown): error is ApiError {
  * remainder rather than polling early).
  */
 export async function waitForJob(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   job: ExportJob,
   waitSeconds: number,
-  call: ToolCall,
+  call: ExportCall,
 ): Promise<WaitOutcome> {
   const api = await runtime.api();
   const intervalMs = runtime.config.pollIntervalSeconds * 1000;
@@ -107,9 +102,9 @@ function endedByWait(error: unknown, waitEnd: AbortSignal, callSignal: AbortSign
 
 /** Polls once now unless the interval since the last poll has not passed; then uses `fallback`. */
 export async function pollOnce(
-  runtime: ToolRuntime,
+  runtime: ExportRuntime,
   jobId: string,
-  call: ToolCall,
+  call: ExportCall,
 ): Promise<ExportJob | undefined> {
   const last = runtime.lastPolledAt.get(jobId);
   if (last !== undefined && Date.now() - last < runtime.config.pollIntervalSeconds * 1000) {
