@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { BudgetStatus } from "../ledger/budget.js";
-import type { budgetOutput } from "../mcp/params.js";
+import type { budgetOutput } from "./job-result-schema.js";
 
 // How the export tools tell the creation budget and an export's date range, in text and in
 // structuredContent: one wording everywhere.

@@ -7,6 +7,7 @@ import { budgetForOutput, describeBudget, describeRange } from "../exports/budge
 import { currentJob, entryDates } from "../exports/export-current-job.js";
 import { followJob, pendingDownload } from "../exports/export-flow.js";
 import { describeJob, jobResult } from "../exports/export-result.js";
+import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
 import {
   describeCalls,
   formatByteProgress,
@@ -20,8 +21,6 @@ import {
   checkInteger,
   checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
-  exportJobField,
-  exportResultFields,
   jobIdParam,
   resultBase,
   waitSecondsParam,

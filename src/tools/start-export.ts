@@ -16,6 +16,7 @@ import { createCertainlyRefused } from "../exports/export-create-outcome.js";
 import { followJob, pendingDownload } from "../exports/export-flow.js";
 import { pollOnce } from "../exports/export-polling.js";
 import { describeJob, jobResult } from "../exports/export-result.js";
+import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { BudgetStatus } from "../ledger/budget.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
@@ -26,8 +27,6 @@ import {
   checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
   dateParam,
-  exportJobField,
-  exportResultFields,
   exportTypeParam,
   resultBase,
   waitSecondsParam,
