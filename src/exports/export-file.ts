@@ -1,13 +1,6 @@
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
 import { ApiError } from "../api/errors.js";
 import { callHint, formatByteProgress } from "../format.js";
-import {
-  DownloadPendingError,
-  ExportCallError,
-  ExportNotReadyError,
-  ToolInputError,
-} from "../mcp/tool-errors.js";
+import { DownloadPendingError, ExportCallError, ExportNotReadyError } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { currentJob } from "./export-current-job.js";
@@ -54,19 +47,4 @@ export async function exportFilePath(
     );
   }
   return download.info.path;
-}
-
-/**
- * The server's working folder is not the user's (a client starts it anywhere), so a relative
- * path would silently name another file: only absolute paths, with a leading ~ expanded.
- */
-export function absoluteFile(file: string, field = "file"): string {
-  const expanded = file === "~" || file.startsWith("~/") ? join(homedir(), file.slice(1)) : file;
-  if (!isAbsolute(expanded)) {
-    throw new ToolInputError(
-      field,
-      `${field} must be an absolute path (e.g. /Users/me/exports/campaign.csv or ~/exports/campaign.csv); "${file}" is relative, and the server's working folder is not yours. For a file this server downloaded, pass job_id instead.`,
-    );
-  }
-  return expanded;
 }

@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { EXPORT_TYPES } from "../api/schemas.js";
 import { ToolInputError } from "./tool-errors.js";
@@ -67,4 +69,19 @@ export function checkWaitSeconds(value: number | undefined): number | undefined 
     );
   }
   return value;
+}
+
+/**
+ * The server's working folder is not the user's (a client starts it anywhere), so a relative
+ * path would silently name another file: only absolute paths, with a leading ~ expanded.
+ */
+export function absoluteFile(file: string, field = "file"): string {
+  const expanded = file === "~" || file.startsWith("~/") ? join(homedir(), file.slice(1)) : file;
+  if (!isAbsolute(expanded)) {
+    throw new ToolInputError(
+      field,
+      `${field} must be an absolute path (e.g. /Users/me/exports/campaign.csv or ~/exports/campaign.csv); "${file}" is relative, and the server's working folder is not yours. For a file this server downloaded, pass job_id instead.`,
+    );
+  }
+  return expanded;
 }

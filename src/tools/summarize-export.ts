@@ -6,12 +6,12 @@ import {
   summarizeFile,
 } from "../analysis/index.js";
 import { EXPORT_MAX_SENDS, sendsText } from "../api/limits.js";
-import { absoluteFile, exportFilePath } from "../exports/export-file.js";
+import { exportFilePath } from "../exports/export-file.js";
 import { exportVsMetrics } from "../exports/metrics-vs-export.js";
 import { checkExportFile } from "../files/export-path.js";
 import { withFileInUse } from "../files/in-use.js";
 import { formatBytes } from "../format.js";
-import { jobIdParam, resultBase } from "../mcp/params.js";
+import { absoluteFile, jobIdParam, resultBase } from "../mcp/params.js";
 import { defineTool } from "../mcp/tool.js";
 import { ToolInputError } from "../mcp/tool-errors.js";
 import { writeReportFile } from "../report/files.js";
