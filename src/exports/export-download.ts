@@ -6,10 +6,10 @@ import { formatByteProgress, formatBytes } from "../format.js";
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
-import { exportResourceUri, mimeTypeFor } from "../resources/export-files.js";
 import { sleep } from "../sleep.js";
 import { LEASE_HOLDER, leaseHolderGone } from "./download-lease.js";
 import { type ExportCall, type ExportRuntime, reportProgress } from "./export-call.js";
+import { exportResourceUri, mimeTypeFor } from "./file-link.js";
 
 /**
  * A completed job's file: awaited by a call within its budget, downloaded in the background

@@ -4,25 +4,12 @@ import {
   type ReadResourceResult,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
+import { EXPORT_RESOURCE_SCHEME, exportResourceUri, mimeTypeFor } from "../exports/file-link.js";
 import { callHint, formatBytes } from "../format.js";
 import type { ToolRuntime } from "../mcp/tool.js";
 
-export const EXPORT_RESOURCE_SCHEME = "crm-export";
-
 const MAX_INLINE_RESOURCE_BYTES = 512 * 1024;
 
-export function exportResourceUri(jobId: string): string {
-  return `${EXPORT_RESOURCE_SCHEME}://${encodeURIComponent(jobId)}`;
-}
-
-/** The MIME type of an export file by its extension. */
-export function mimeTypeFor(ext: string): string {
-  return ext === "csv"
-    ? "text/csv"
-    : ext === "xlsx"
-      ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-      : "application/octet-stream";
-}
 /** Downloaded export files as `crm-export://<job_id>` resources, listed and read from the ledger. */
 export function registerExportFiles(server: McpServer, runtime: ToolRuntime): void {
   server.registerResource(
