@@ -8,7 +8,6 @@ import {
   nextCall,
 } from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
-import { errorText } from "../mcp/error-text.js";
 import { ExportJobFailedError } from "../mcp/tool-errors.js";
 import { describeRange } from "./budget-and-range.js";
 import type { DownloadInfo } from "./export-download.js";
@@ -47,10 +46,17 @@ export interface JobResult {
   next_calls: NextCall[];
 }
 
+/**
+ * Words an error for the model: mcp/error-text.ts's `errorText`, the server's one wording of
+ * errors, handed in by the tools (the MCP layer builds on the export flow, not the reverse).
+ */
+export type ErrorText = (error: unknown, subject: string) => string;
+
 export function jobResult(
   job: ExportJob,
   download: DownloadInfo | undefined,
   zone: string,
+  errorText: ErrorText,
   problem?: unknown,
   pending?: { bytes: number; totalBytes?: number | undefined; earlier?: unknown },
 ): JobResult {

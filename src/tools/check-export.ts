@@ -17,6 +17,7 @@ import {
   nextCall,
   table,
 } from "../format.js";
+import { errorText } from "../mcp/error-text.js";
 import {
   checkInteger,
   checkWaitSeconds,
@@ -178,6 +179,7 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
       outcome.job,
       outcome.download,
       runtime.config.timeZone,
+      errorText,
       problem,
       pendingDownload(outcome),
     );

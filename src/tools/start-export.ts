@@ -23,6 +23,7 @@ import type { LedgerEntry } from "../ledger/ledger.js";
 import { requestKey } from "../ledger/request-key.js";
 import type { GrantedReservation } from "../ledger/store.js";
 import { log } from "../log.js";
+import { errorText } from "../mcp/error-text.js";
 import {
   checkWaitSeconds,
   DEFAULT_WAIT_SECONDS,
@@ -167,6 +168,7 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
       current,
       outcome.download,
       runtime.config.timeZone,
+      errorText,
       outcome.problem,
       pendingDownload(outcome),
     );
