@@ -3,8 +3,8 @@ import { type ExportJob, isTerminal, targetIdOf } from "../api/schemas.js";
 import { callHint } from "../format.js";
 import { requestKeyDates } from "../ledger/request-key.js";
 import type { LedgerEntry } from "../ledger/store.js";
-import { ExportCallError, type ExportContext, ExportJobLostError } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
+import { ExportCallError, type ExportContext, ExportJobLostError } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { pollOnce } from "./export-polling.js";
 

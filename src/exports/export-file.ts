@@ -1,7 +1,7 @@
 import { ApiError } from "../api/errors.js";
 import { callHint, formatByteProgress } from "../format.js";
-import { DownloadPendingError, ExportCallError, ExportNotReadyError } from "../mcp/tool-errors.js";
 import { isRegularFile } from "../regular-file.js";
+import { DownloadPendingError, ExportCallError, ExportNotReadyError } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { currentJob } from "./export-current-job.js";
 import { awaitDownload } from "./export-download.js";

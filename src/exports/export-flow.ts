@@ -1,11 +1,11 @@
 import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
-import { MAX_WAIT_SECONDS } from "../mcp/params.js";
-import { ExportCallError, type ExportContext } from "../mcp/tool-errors.js";
+import { ExportCallError, type ExportContext } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { awaitDownload, type DownloadInfo } from "./export-download.js";
 import { isTemporary, waitForJob } from "./export-polling.js";
 import { assertNotFailed } from "./export-result.js";
+import { MAX_WAIT_SECONDS } from "./wait-seconds.js";
 
 /**
  * Following a job that exists, as start_export and check_export do: waiting on it

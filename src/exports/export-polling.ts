@@ -1,9 +1,9 @@
 import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { log } from "../log.js";
-import { MAX_WAIT_SECONDS } from "../mcp/params.js";
 import { sleep } from "../sleep.js";
 import { type ExportCall, type ExportRuntime, reportProgress } from "./export-call.js";
+import { MAX_WAIT_SECONDS } from "./wait-seconds.js";
 
 /**
  * Polling an export job: within a call's wait, never faster than the configured interval (also

@@ -8,8 +8,8 @@ import {
   nextCall,
 } from "../format.js";
 import { safeJob } from "../ledger/ledger.js";
-import { ExportJobFailedError } from "../mcp/tool-errors.js";
 import { describeRange } from "./budget-and-range.js";
+import { ExportJobFailedError } from "./errors.js";
 import type { DownloadInfo } from "./export-download.js";
 
 /** The export tools' result for a job: its structured fields and the lines the model reads. */

@@ -13,12 +13,7 @@ import { ToolCancelledError } from "../cancelled.js";
 import { CatalogError } from "../catalog.js";
 import { clipEchoes } from "../clip.js";
 import { ConfigError } from "../config.js";
-import { ExportFileError } from "../files/export-path.js";
-import { callHint } from "../format.js";
-import { QueryError } from "../query/errors.js";
-import { redact } from "../redact.js";
 import {
-  CallDeadlineError,
   DownloadPendingError,
   ExportBudgetError,
   ExportCallError,
@@ -26,8 +21,12 @@ import {
   ExportJobFailedError,
   ExportJobLostError,
   ExportNotReadyError,
-  ToolInputError,
-} from "./tool-errors.js";
+} from "../exports/errors.js";
+import { ExportFileError } from "../files/export-path.js";
+import { callHint } from "../format.js";
+import { QueryError } from "../query/errors.js";
+import { redact } from "../redact.js";
+import { CallDeadlineError, ToolInputError } from "./tool-errors.js";
 
 /**
  * The one place that turns a thrown error into the text of an `isError` result: what happened

@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { EXPORT_TYPES } from "../api/schemas.js";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../exports/wait-seconds.js";
 import { ToolInputError } from "./tool-errors.js";
 
 /**
@@ -9,9 +10,6 @@ import { ToolInputError } from "./tool-errors.js";
  * checked in the handlers, so that a wrong value gets our message naming the fix rather than the
  * SDK's generic "Input validation error".
  */
-
-export const MAX_WAIT_SECONDS = 50;
-export const DEFAULT_WAIT_SECONDS = 20;
 
 /** The job_id input of check_export and summarize_export; `use` says what it does there. */
 export const jobIdParam = (use: string) =>

@@ -8,6 +8,7 @@ import { currentJob, entryDates } from "../exports/export-current-job.js";
 import { followJob, pendingDownload } from "../exports/export-flow.js";
 import { describeJob, jobResult } from "../exports/export-result.js";
 import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
+import { DEFAULT_WAIT_SECONDS } from "../exports/wait-seconds.js";
 import {
   describeCalls,
   formatByteProgress,
@@ -21,7 +22,6 @@ import { errorText } from "../mcp/error-text.js";
 import {
   checkInteger,
   checkWaitSeconds,
-  DEFAULT_WAIT_SECONDS,
   jobIdParam,
   resultBase,
   waitSecondsParam,

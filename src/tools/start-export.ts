@@ -12,11 +12,13 @@ import {
 import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
 import { budgetForOutput, describeBudget, windowText } from "../exports/budget-and-range.js";
 import { type CreateClaim, claimCreation } from "../exports/create-claim.js";
+import { ExportBudgetError, ExportCallError, type ExportContext } from "../exports/errors.js";
 import { createCertainlyRefused } from "../exports/export-create-outcome.js";
 import { followJob, pendingDownload } from "../exports/export-flow.js";
 import { pollOnce } from "../exports/export-polling.js";
 import { describeJob, jobResult } from "../exports/export-result.js";
 import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
+import { DEFAULT_WAIT_SECONDS } from "../exports/wait-seconds.js";
 import { formatByteProgress, formatBytes } from "../format.js";
 import type { BudgetStatus } from "../ledger/budget.js";
 import type { LedgerEntry } from "../ledger/ledger.js";
@@ -26,19 +28,13 @@ import { log } from "../log.js";
 import { errorText } from "../mcp/error-text.js";
 import {
   checkWaitSeconds,
-  DEFAULT_WAIT_SECONDS,
   dateParam,
   exportTypeParam,
   resultBase,
   waitSecondsParam,
 } from "../mcp/params.js";
 import { defineTool, type ToolCall, type ToolRuntime } from "../mcp/tool.js";
-import {
-  ExportBudgetError,
-  ExportCallError,
-  type ExportContext,
-  ToolInputError,
-} from "../mcp/tool-errors.js";
+import { ToolInputError } from "../mcp/tool-errors.js";
 import { blankToUndefined } from "../text-input.js";
 
 // Strict: a misspelled or unknown argument is refused by name instead of silently dropped.

@@ -8,13 +8,10 @@ import {
 import { mapHttpError, mapTransportError } from "../../src/api/to-api-error.js";
 import { CatalogError } from "../../src/catalog.js";
 import { ConfigError } from "../../src/config.js";
+import { DownloadPendingError, ExportCallError } from "../../src/exports/errors.js";
 import { errorText } from "../../src/mcp/error-text.js";
 import { checkInteger } from "../../src/mcp/params.js";
-import {
-  DownloadPendingError,
-  ExportCallError,
-  ToolInputError,
-} from "../../src/mcp/tool-errors.js";
+import { ToolInputError } from "../../src/mcp/tool-errors.js";
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
