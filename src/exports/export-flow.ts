@@ -1,16 +1,23 @@
+import type { ResourceLink } from "@modelcontextprotocol/server";
 import { ApiError } from "../api/errors.js";
 import { type ExportJob, isTerminal } from "../api/schemas.js";
 import { ExportCallError, type ExportContext } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { awaitDownload, type DownloadInfo } from "./export-download.js";
 import { isTemporary, waitForJob } from "./export-polling.js";
-import { assertNotFailed } from "./export-result.js";
+import {
+  assertNotFailed,
+  type ErrorText,
+  followedSummary,
+  type JobResult,
+  jobResult,
+} from "./export-result.js";
 import { MAX_WAIT_SECONDS } from "./wait-seconds.js";
 
 /**
  * Following a job that exists, as start_export and check_export do: waiting on it
  * (export-polling.ts), then on its file (export-download.ts), within the call's wait_seconds;
- * export-result.ts turns the outcome into the result.
+ * export-result.ts turns the outcome into the result and its summary.
  */
 
 /**
@@ -40,7 +47,7 @@ export interface FollowOutcome {
 }
 
 /** What jobResult needs of a follow's download state (also an earlier failure it retried). */
-export function pendingDownload(
+function pendingDownload(
   outcome: FollowOutcome,
 ): { bytes: number; totalBytes?: number | undefined; earlier?: unknown } | undefined {
   if (outcome.downloading !== undefined)
@@ -106,4 +113,48 @@ export async function followJob(
     }
     throw error;
   }
+}
+
+/** A followed job as the export tools answer it. */
+export interface FollowedJob {
+  result: JobResult;
+  /** The one sentence that sums it up (export-result.ts's followedSummary). */
+  summary: string;
+  /** The downloaded file's resource link, once there is one. */
+  links: ResourceLink[];
+}
+
+/**
+ * Follows a job (followJob) and builds the result start_export and check_export answer with.
+ * `pollProblem`: a passing failure of a read before the follow, reported while the job has not
+ * completed; `reused`: the job is an identical earlier one.
+ */
+export async function followToResult(
+  runtime: ExportRuntime,
+  job: ExportJob,
+  call: ExportCall,
+  options: {
+    waitSeconds: number;
+    context: ExportContext;
+    errorText: ErrorText;
+    reused?: boolean;
+    pollProblem?: ExportCallError | undefined;
+  },
+): Promise<FollowedJob> {
+  const outcome = await followJob(runtime, job, options.waitSeconds, call, options.context);
+  const problem =
+    outcome.problem ?? (outcome.job.status === "completed" ? undefined : options.pollProblem);
+  const result = jobResult(
+    outcome.job,
+    outcome.download,
+    runtime.config.timeZone,
+    options.errorText,
+    problem,
+    pendingDownload(outcome),
+  );
+  return {
+    result,
+    summary: followedSummary(outcome, problem, options),
+    links: outcome.download === undefined ? [] : [outcome.download.link],
+  };
 }

@@ -11,6 +11,7 @@ import { safeJob } from "../ledger/ledger.js";
 import { describeRange } from "./budget-and-range.js";
 import { ExportJobFailedError } from "./errors.js";
 import type { DownloadInfo } from "./export-download.js";
+import type { FollowOutcome } from "./export-flow.js";
 
 /** The export tools' result for a job: its structured fields and the lines the model reads. */
 
@@ -95,6 +96,29 @@ export function jobResult(
     );
   }
   return result;
+}
+
+/**
+ * The one sentence that sums up a followed job, for start_export and check_export alike: saved,
+ * still downloading, interrupted by a temporary error, or not finished (after how long a wait).
+ */
+export function followedSummary(
+  outcome: FollowOutcome,
+  problem: unknown,
+  options: { waitSeconds: number; reused?: boolean },
+): string {
+  const job = outcome.job;
+  if (outcome.download !== undefined) {
+    return `Export ${job._id} completed${options.reused === true ? " (reused)" : ""}; ${formatBytes(outcome.download.bytes)} saved.`;
+  }
+  if (outcome.downloading !== undefined) {
+    return `Export ${job._id} is completed; its file is downloading in the background (${formatByteProgress(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export to finish.`;
+  }
+  if (problem !== undefined) {
+    return `Export ${job._id} is ${job.status}; a temporary error interrupted it, call check_export to continue.`;
+  }
+  const waited = outcome.timedOut ? ` after waiting ${options.waitSeconds}s` : "";
+  return `Export ${job._id} is ${job.status}${waited}; call check_export to continue.`;
 }
 
 /** The calendar date of an API instant (spec 2.3: ISO 8601) in the app's zone. */

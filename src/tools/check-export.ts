@@ -5,13 +5,12 @@ import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
 import { isRunning, targetIdOf } from "../api/schemas.js";
 import { budgetForOutput, describeBudget, describeRange } from "../exports/budget-and-range.js";
 import { currentJob, entryDates } from "../exports/export-current-job.js";
-import { followJob, pendingDownload } from "../exports/export-flow.js";
-import { describeJob, jobResult } from "../exports/export-result.js";
+import { followToResult } from "../exports/export-flow.js";
+import { describeJob } from "../exports/export-result.js";
 import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
 import { DEFAULT_WAIT_SECONDS } from "../exports/wait-seconds.js";
 import {
   describeCalls,
-  formatByteProgress,
   formatBytes,
   moreNotShown,
   type NextCall,
@@ -172,26 +171,16 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     const { job, context, pollProblem } = await currentJob(runtime, jobId, entry, call, {
       waitSeconds,
     });
-    const outcome = await followJob(runtime, job, waitSeconds, call, context);
-    const problem =
-      outcome.problem ?? (outcome.job.status === "completed" ? undefined : pollProblem);
-    const result = jobResult(
-      outcome.job,
-      outcome.download,
-      runtime.config.timeZone,
+    const followed = await followToResult(runtime, job, call, {
+      waitSeconds,
+      context,
       errorText,
-      problem,
-      pendingDownload(outcome),
-    );
-    const summary = outcome.download
-      ? `Export ${job._id} completed; ${formatBytes(outcome.download.bytes)} saved.`
-      : outcome.downloading !== undefined
-        ? `Export ${job._id} is completed; its file is downloading in the background (${formatByteProgress(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export again.`
-        : `Export ${job._id} is ${outcome.job.status}; call check_export again.`;
+      pollProblem,
+    });
     return {
-      structured: { summary, ...result, budget },
-      text: describeJob(result),
-      links: outcome.download === undefined ? [] : [outcome.download.link],
+      structured: { summary: followed.summary, ...followed.result, budget },
+      text: describeJob(followed.result),
+      links: followed.links,
     };
   },
 });

@@ -11,12 +11,11 @@ import {
 import type { CreateExportJobRequest } from "../api/schemas.js";
 import { budgetForOutput, describeBudget } from "../exports/budget-and-range.js";
 import type { ExportContext } from "../exports/errors.js";
-import { followJob, pendingDownload } from "../exports/export-flow.js";
-import { describeJob, jobResult } from "../exports/export-result.js";
+import { followToResult } from "../exports/export-flow.js";
+import { describeJob } from "../exports/export-result.js";
 import { findOrCreateJob, type WantedExport } from "../exports/find-or-create.js";
 import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
 import { DEFAULT_WAIT_SECONDS } from "../exports/wait-seconds.js";
-import { formatByteProgress, formatBytes } from "../format.js";
 import { requestKey } from "../ledger/request-key.js";
 import { errorText } from "../mcp/error-text.js";
 import {
@@ -86,38 +85,25 @@ Example: start_export {"type": "campaign_event_data", "campaign_id": "cmp_123", 
     };
     const found = await findOrCreateJob(runtime, call, { ...wanted, context }, args.force === true);
     const { reusedCreatedAt, note } = found;
-    const outcome = await followJob(runtime, found.job, waitSeconds, call, context);
-    const current = outcome.job;
-    const result = jobResult(
-      current,
-      outcome.download,
-      runtime.config.timeZone,
+    const followed = await followToResult(runtime, found.job, call, {
+      waitSeconds,
+      context,
       errorText,
-      outcome.problem,
-      pendingDownload(outcome),
-    );
+      reused: reusedCreatedAt !== undefined,
+    });
     const budget = await runtime.ledger.budgetStatus();
-    const reused = reusedCreatedAt !== undefined;
-    const summary = outcome.download
-      ? `Export ${current._id} completed${reused ? " (reused)" : ""}; ${formatBytes(outcome.download.bytes)} saved.`
-      : outcome.downloading !== undefined
-        ? `Export ${current._id} is completed; its file is downloading in the background (${formatByteProgress(outcome.downloading.bytes, outcome.downloading.totalBytes)}); call check_export to finish.`
-        : outcome.problem !== undefined
-          ? `Export ${current._id} is ${current.status}; a temporary error interrupted it, call check_export to continue.`
-          : `Export ${current._id} is ${current.status}${outcome.timedOut ? ` after waiting ${waitSeconds}s` : ""}; call check_export to continue.`;
-    const text = [note, describeJob(result), describeBudget(budget)]
-      .filter((l) => l !== "")
-      .join("\n");
     return {
       structured: {
-        summary,
-        ...result,
-        reused,
+        summary: followed.summary,
+        ...followed.result,
+        reused: reusedCreatedAt !== undefined,
         ...(reusedCreatedAt === undefined ? {} : { reused_created_at: reusedCreatedAt }),
         budget: budgetForOutput(budget),
       },
-      text,
-      links: outcome.download === undefined ? [] : [outcome.download.link],
+      text: [note, describeJob(followed.result), describeBudget(budget)]
+        .filter((l) => l !== "")
+        .join("\n"),
+      links: followed.links,
     };
   },
 });

@@ -125,6 +125,10 @@ describe("a wait that ends while a poll is out", () => {
     expect(r.isError, r.text).toBeFalsy();
     expect(reads()).toBeGreaterThan(0);
     expect(r.structured.error).toBeUndefined();
+    // The same sentence as start_export's: one summary for a followed job.
+    expect(r.structured.summary).toBe(
+      "Export exp_wait_end is triggered after waiting 1s; call check_export to continue.",
+    );
     expect(String(r.structured.next_step)).toMatch(/^check_export \{"job_id":"exp_wait_end"/);
     expect(r.text).not.toMatch(/deadline|Error/);
   });
