@@ -1,22 +1,13 @@
-import { basename } from "node:path";
 import { z } from "zod";
-import { wallClockMinute, zoneLabel } from "../api/dates.js";
 import { MIN_POLL_INTERVAL_SECONDS } from "../api/limits.js";
-import { isRunning, targetIdOf } from "../api/schemas.js";
-import { budgetForOutput, describeBudget, describeRange } from "../exports/budget-and-range.js";
-import { currentJob, entryDates } from "../exports/export-current-job.js";
+import { budgetForOutput } from "../exports/budget-and-range.js";
+import { currentJob } from "../exports/export-current-job.js";
 import { followToResult } from "../exports/export-flow.js";
 import { describeJob } from "../exports/export-result.js";
+import { describeJobList, listNextCall, toListedJob } from "../exports/job-list.js";
 import { exportJobField, exportResultFields } from "../exports/job-result-schema.js";
-import { DEFAULT_WAIT_SECONDS } from "../exports/wait-seconds.js";
-import {
-  describeCalls,
-  formatBytes,
-  moreNotShown,
-  type NextCall,
-  nextCall,
-  table,
-} from "../format.js";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../exports/wait-seconds.js";
+import { describeCalls } from "../format.js";
 import { errorText } from "../mcp/error-text.js";
 import {
   checkInteger,
@@ -79,7 +70,7 @@ export default defineTool({
   title: "Check an export job",
   description: `Wait for an export job and download its file; without job_id, list recent jobs from the local ledger. Use when start_export returned before the job finished (it gives the exact call).
 Returns job and file_path once downloaded, else the call to continue (next_step). A failed job or expired URL: start_export again with force.
-Limits: polled at most every ${MIN_POLL_INTERVAL_SECONDS} s; wait_seconds up to 50 per call.
+Limits: polled at most every ${MIN_POLL_INTERVAL_SECONDS} s; wait_seconds up to ${MAX_WAIT_SECONDS} per call.
 Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
   inputSchema,
   outputSchema,
@@ -93,65 +84,16 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     const jobId = args.job_id?.trim();
     if (jobId === undefined || jobId === "") {
       checkInteger(args.limit, "limit", 1, LIST_MAX);
-      const limit = args.limit ?? LIST_DEFAULT;
-      const { entries, total, budget } = await runtime.ledger.recent(limit);
-      const jobs = entries.map((e) => ({
-        job_id: e.job_id,
-        type: e.request.type,
-        target_id: targetIdOf(e.request),
-        from: e.request.from,
-        to: e.request.to,
-        from_date: entryDates(e).fromDate,
-        to_date: entryDates(e).toDate,
-        // Lost: the service no longer knows the job (e.g. a restarted sandbox).
-        status: e.lost_at === undefined ? e.status : "lost",
-        requested_at: e.requested_at,
-        file_path: e.file_removed_at === undefined ? e.file_path : undefined,
-        file_removed_at: e.file_removed_at,
-      }));
+      const { entries, total, budget } = await runtime.ledger.recent(args.limit ?? LIST_DEFAULT);
+      const jobs = entries.map(toListedJob);
       const listNext = listNextCall(jobs);
       const warnings = runtime.ledger.takeWarnings().join("\n");
-      const rows = jobs.map((j) => [
-        j.job_id,
-        j.type === "campaign_event_data" ? "campaign" : "scenario",
-        j.target_id ?? "",
-        describeRange(j.from_date, j.to_date),
-        j.status,
-        wallClockMinute(j.requested_at, runtime.config.timeZone),
-        // The name tells the files apart; full paths are in structuredContent.jobs.
-        j.file_path !== undefined
-          ? basename(j.file_path)
-          : j.file_removed_at !== undefined
-            ? "(removed: retention)"
-            : "",
-      ]);
-      const folder = describeDataFolder(runtime.dataFolder, runtime.config.retention);
-      const text =
-        jobs.length === 0
-          ? `No export jobs in the local ledger yet. Create one with start_export.\n${folder}`
-          : [
-              `${total} export job(s) in the local ledger; newest ${jobs.length}:`,
-              table(
-                [
-                  "job_id",
-                  "type",
-                  "id",
-                  "range",
-                  "status",
-                  `requested (${zoneLabel(runtime.config.timeZone)})`,
-                  "file",
-                ],
-                rows,
-              ),
-              jobs.some((j) => j.file_path !== undefined)
-                ? "Full file paths: structuredContent.jobs[].file_path."
-                : "",
-              moreNotShown(total, jobs.length, `raise limit, max ${LIST_MAX}`),
-              describeBudget(budget),
-              folder,
-            ]
-              .filter((l) => l !== "")
-              .join("\n");
+      const text = describeJobList(jobs, total, budget, {
+        zone: runtime.config.timeZone,
+        dataFolder: runtime.dataFolder,
+        retention: runtime.config.retention,
+        showMore: `raise limit, max ${LIST_MAX}`,
+      });
       return {
         structured: {
           summary: `${total} export job(s) in the local ledger; ${jobs.length} listed.`,
@@ -184,32 +126,3 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
     };
   },
 });
-
-/** Where the files are and how long they stay, so a user can find (and expect to lose) them. */
-function describeDataFolder(
-  folder: string,
-  retention: { maxAgeDays: number; maxBytes: number },
-): string {
-  const limits = [
-    retention.maxAgeDays > 0 ? `${retention.maxAgeDays} days` : undefined,
-    retention.maxBytes > 0 ? `${formatBytes(retention.maxBytes)} in all` : undefined,
-  ].filter((l) => l !== undefined);
-  const kept =
-    limits.length === 0
-      ? "kept until removed by hand"
-      : `kept for ${limits.join(", at most ")} (CRM_RETENTION_DAYS, CRM_RETENTION_MB)`;
-  return `Data folder: ${folder}; downloaded files ${kept}.`;
-}
-
-/** The most useful follow-up for a listing: finish a running job, else analyse the newest file. */
-function listNextCall(
-  jobs: Array<{ job_id: string; status: string; file_path?: string | undefined }>,
-): NextCall {
-  const running = jobs.find((j) => isRunning(j.status));
-  if (running !== undefined)
-    return nextCall("check_export", { job_id: running.job_id, wait_seconds: 30 });
-  const withFile = jobs.find((j) => j.file_path !== undefined);
-  if (withFile !== undefined) return nextCall("summarize_export", { job_id: withFile.job_id });
-  // Nothing to continue or analyse: find a campaign first (its _id feeds start_export).
-  return nextCall("campaign_metrics", {});
-}
