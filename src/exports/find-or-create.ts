@@ -1,8 +1,8 @@
 import { ApiError, NotFoundError } from "../api/errors.js";
 import { type CreateExportJobRequest, type ExportJob, isRunning } from "../api/schemas.js";
 import type { LedgerEntry } from "../ledger/store.js";
-import { type CreateClaim, claimCreation } from "./create-claim.js";
 import { createJob } from "./create-job.js";
+import { type CreateClaim, claimCreation } from "./cross-process-claim.js";
 import type { ExportContext } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { pollOnce } from "./export-polling.js";

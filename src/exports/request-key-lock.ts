@@ -3,7 +3,7 @@ import type { ExportRuntime } from "./export-call.js";
 /**
  * Find-or-create runs one at a time per request key in this process: an identical call arriving
  * while a create is in flight waits for it and then finds the job running instead of creating a
- * second one. (Across processes, create-claim.ts does the same through the ledger store.)
+ * second one. (Across processes, cross-process-claim.ts does the same through the ledger store.)
  */
 
 /** Per runtime, the tail of each request key's queue of find-or-create steps. */

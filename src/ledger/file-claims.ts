@@ -1,8 +1,8 @@
-import type { ClaimJudge, ClaimOwner, ClaimResult } from "./create-claims.js";
 import type { LedgerFile } from "./ledger-file.js";
+import type { ClaimJudge, ClaimOwner, ClaimResult } from "./pending-creation.js";
 
 /**
- * Pending creations (create-claims.ts) in the file ledger's JSON, `create_claims` by request
+ * Pending creations (pending-creation.ts) in the file ledger's JSON, `create_claims` by request
  * key. Each function changes the file in place; the ledger runs it under its cross-process lock.
  */
 export function claimInFile(

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EXPORT_STATUSES, EXPORT_TYPES } from "../api/schemas.js";
-import { type ClaimOwner, parseClaimOwner } from "./create-claims.js";
+import { type ClaimOwner, parseClaimOwner } from "./pending-creation.js";
 import type { LedgerEntry } from "./store.js";
 
 /** The file ledger's JSON (export-jobs-<scope>.json in the data folder). */
@@ -13,7 +13,7 @@ export interface LedgerFile {
   rate_limited_until?: number | undefined;
   /** Running downloads by job ID: who downloads the file and until when the lease holds. */
   download_leases?: Record<string, { holder: string; expires: number }> | undefined;
-  /** Pending creations by request key: who creates the job now (create-claims.ts). */
+  /** Pending creations by request key: who creates the job now (pending-creation.ts). */
   create_claims?: Record<string, ClaimOwner> | undefined;
 }
 

@@ -6,10 +6,10 @@ import { writeFileAtomic } from "../file-io/atomic-file.js";
 import { withFileLock } from "../file-io/file-lock.js";
 import { log } from "../log.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
-import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
 import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
 import { claimInFile, releaseInFile, renewInFile } from "./file-claims.js";
 import { emptyFile, type LedgerFile, MAX_JOBS, parseLedger } from "./ledger-file.js";
+import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./pending-creation.js";
 import {
   type CreateReservation,
   type GrantedReservation,

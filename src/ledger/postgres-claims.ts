@@ -3,11 +3,11 @@ import {
   type ClaimOwner,
   type ClaimResult,
   parseClaimOwner,
-} from "./create-claims.js";
+} from "./pending-creation.js";
 import type { PostgresConnection } from "./postgres-pool.js";
 
 /**
- * Pending creations (create-claims.ts) in PostgreSQL: one row per scope and request key in
+ * Pending creations (pending-creation.ts) in PostgreSQL: one row per scope and request key in
  * crm_export_create_claims, read and replaced under its row lock, so processes on any host
  * agree on one holder. The observer's judge decides on abandonment, as for the file ledger.
  */

@@ -1,8 +1,8 @@
 import type { PoolClient } from "pg";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
-import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./create-claims.js";
 import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
+import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./pending-creation.js";
 import { PostgresClaims } from "./postgres-claims.js";
 import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";

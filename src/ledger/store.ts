@@ -2,7 +2,7 @@ import { DOWNLOAD_URL_VALIDITY_HOURS } from "../api/limits.js";
 import type { CreateExportJobRequest, ExportJob, ExportStatus } from "../api/schemas.js";
 import { isRegularFile } from "../regular-file.js";
 import type { BudgetStatus } from "./budget.js";
-import type { ClaimOwner, ClaimResult } from "./create-claims.js";
+import type { ClaimOwner, ClaimResult } from "./pending-creation.js";
 
 /**
  * What the tools need of the export-job ledger and budget, whatever keeps them: files in
@@ -39,7 +39,7 @@ export interface LedgerStore {
    */
   refundCreate(reservation: GrantedReservation): Promise<void>;
   /**
-   * Claims the creation of the job for `requestKey` (create-claims.ts) in one atomic step for
+   * Claims the creation of the job for `requestKey` (pending-creation.ts) in one atomic step for
    * every process sharing the store: granted when nobody holds it, when `owner` already does,
    * or when the holder's claim was abandoned; otherwise the holder is returned.
    */

@@ -11,7 +11,7 @@ import {
   type ClaimOwner,
   holdClaim,
   newClaimOwner,
-} from "../../src/ledger/create-claims.js";
+} from "../../src/ledger/pending-creation.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 
 /**

@@ -5,7 +5,7 @@ import {
   type ClaimOwner,
   holdClaim,
   newClaimOwner,
-} from "../ledger/create-claims.js";
+} from "../ledger/pending-creation.js";
 import { log } from "../log.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 
@@ -25,7 +25,7 @@ export interface CreateClaim {
  * Claims the creation of the job for `key` in the ledger store, waiting while another server
  * process holds the claim (it is creating the same job). The wait ends when that process
  * releases the claim (its job is then recorded) or when its claim is judged abandoned (its
- * process died, or it stopped renewing: see create-claims.ts), or when the call is cancelled.
+ * process died, or it stopped renewing: see pending-creation.ts), or when the call is cancelled.
  * The claim is renewed until released.
  */
 export async function claimCreation(
