@@ -18,7 +18,7 @@ import { ROW_KEY_FIELDS } from "./row-keys.js";
  * present keys and merges, gives the compiler the whole picture the first time: the threads'
  * reading and the merge then take no path for the first time (only the maps' forEach, given a
  * new callback by each caller). Without it, a two-thread summary of bench/shapes.mjs's
- * 1,000,000-send exports takes 7-9% more CPU time, a fixed cost (0-3% of the 2,000,000-send
+ * 1,000,000-send exports takes 7-9% more CPU time, a fixed cost (0-3% of the "max job"
  * export's): medians of 21 runs alternating with a build without it, BENCH_ONLY="groups
  * interleaved" BENCH_DUCKDB=0 BENCH_RUNS=21 BENCH_BASE_DIST=<that build>/dist node
  * bench/shapes.mjs.

@@ -3,7 +3,7 @@
  * 64 bits (two independent 32-bit hashes) and kept in an open-addressing table of typed arrays,
  * 8 bytes of key plus 4 of value per slot. Two different ids collide with probability 2^-64 per
  * pair, so among n ids a count is off with probability about n^2 / 2^65: below 1e-7 for the
- * 2,000,000 sends an export may hold. Memory stays near 24 bytes per distinct id at worst.
+ * EXPORT_MAX_SENDS sends an export may hold (api/limits.ts). Memory stays near 24 bytes per distinct id at worst.
  */
 
 const EMPTY = 0;

@@ -8,7 +8,7 @@ import type { U64Map } from "./hash-table.js";
  * misses in flight at once) and then applies them to slots that are now in cache. The maps'
  * contents do not depend on when an update is applied (earliest times and set membership), so
  * deferring them changes no figure; `flush` before the maps are read. Without it, a summary of
- * bench/shapes.mjs's 2,000,000-send export takes 4-8% more CPU time (medians of 11-21 runs
+ * bench/shapes.mjs's "max job" export takes 4-8% more CPU time (medians of 11-21 runs
  * alternating with a build that applies each update at once: BENCH_ONLY="max job"
  * BENCH_DUCKDB=0 BENCH_RUNS=21 BENCH_BASE_DIST=<that build>/dist node bench/shapes.mjs).
  */

@@ -1,3 +1,4 @@
+import { EXPORT_MAX_ROUNDS } from "../api/limits.js";
 import {
   COL,
   CONTROL_GROUP,
@@ -18,7 +19,7 @@ import { safeText } from "./safe-text.js";
  * most 1,000 rounds collide with probability below 1e-13.
  */
 
-/** A service export holds at most 120 rounds; far more means a hostile or unrelated file. */
+/** A service export holds at most EXPORT_MAX_ROUNDS; far more means a hostile or unrelated file. */
 export const MAX_ROUNDS = 1_000;
 
 export interface RoundAcc {
@@ -279,7 +280,7 @@ export class RoundTable {
     if (found !== undefined) return found;
     if (this.rounds.length >= MAX_ROUNDS) {
       throw new AnalysisError(
-        `Line ${rec.line}: more than ${MAX_ROUNDS} distinct send rounds (task_id, scheduled_at, group); a service export holds at most 120 rounds.`,
+        `Line ${rec.line}: more than ${MAX_ROUNDS} distinct send rounds (task_id, scheduled_at, group); a service export holds at most ${EXPORT_MAX_ROUNDS} rounds.`,
         "not_campaign_export",
       );
     }

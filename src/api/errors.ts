@@ -87,7 +87,7 @@ export class EngineError extends ApiError {
   readonly transient = true;
 }
 
-/** 400 `LimitExceeded`: over 2,000,000 sends or 120 rounds in the campaign range. */
+/** 400 `LimitExceeded`: over EXPORT_MAX_SENDS sends or EXPORT_MAX_ROUNDS rounds in the range. */
 export class LimitExceededError extends ApiError {
   readonly kind = "limit_exceeded";
   readonly transient = false;

@@ -10,7 +10,7 @@ import { bodyDetail, mapHttpError, mapTransportError, operationLabel } from "./t
  * in retry.ts; this is a single attempt.
  */
 
-/** Bodies larger than this are not JSON answers we expect (metrics for 180 days fit easily). */
+/** Bodies larger than this are not JSON answers we expect (metrics for the longest window fit easily). */
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 
 export interface JsonRequest<T> {

@@ -1,7 +1,8 @@
 import { formatCount } from "../format.js";
 /**
- * The service's limits (spec section 8), in one place: the client, the tools' texts and checks,
- * and the sandbox that imitates the service all read them from here.
+ * The service's limits (spec section 8), in one place for the client, the tools' texts and their
+ * checks: every other module reads them from here. The sandbox reads the spec on its own
+ * (sandbox/spec.ts), so that a misreading on either side shows up as a failing test.
  */
 
 /** Recommend `limit`: 1 to 1000, default 10. */

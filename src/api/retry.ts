@@ -17,7 +17,7 @@ import { isTlsFailureCode, operationLabel } from "./to-api-error.js";
  * Retries only where they are safe. Reads (get job, metrics) and recommend retry transient
  * failures with capped exponential backoff and full jitter; creating an export job is retried only
  * when the connection failed before anything was sent, because a second create would spend the
- * 10-per-10-minutes budget or create a duplicate job.
+ * creation budget (limits.ts) or create a duplicate job.
  */
 
 export interface RetryPolicy {

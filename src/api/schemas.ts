@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RECOMMEND_LIMIT_MAX, RECOMMEND_LIMIT_MIN } from "./limits.js";
 
 /**
  * Zod schemas written from spec section 2. Objects are loose: fields the service adds later pass
@@ -40,7 +41,7 @@ export const recommendRequestSchema = z.object({
   item_ids: z.array(z.string().min(1)).optional(),
   category_id: z.string().min(1).optional(),
   brand_id: z.string().min(1).optional(),
-  limit: z.number().int().min(1).max(1000).optional(),
+  limit: z.number().int().min(RECOMMEND_LIMIT_MIN).max(RECOMMEND_LIMIT_MAX).optional(),
   offset: z.number().int().min(0).optional(),
 });
 export type RecommendRequest = z.infer<typeof recommendRequestSchema>;

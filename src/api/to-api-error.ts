@@ -18,7 +18,11 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.js";
-import { EXPORT_SIZE_LIMIT_TEXT } from "./limits.js";
+import {
+  EXPORT_CREATE_LIMIT,
+  EXPORT_CREATE_WINDOW_SECONDS,
+  EXPORT_SIZE_LIMIT_TEXT,
+} from "./limits.js";
 
 /**
  * Turns what the service or the network gave us into the typed errors of spec section 7.
@@ -170,7 +174,7 @@ export function mapHttpError(failure: HttpFailure): ApiError {
   if (status === 429) {
     const what =
       operation === "create_export_job"
-        ? "rate limited, the service allows 10 export jobs per 10 minutes"
+        ? `rate limited, the service allows ${EXPORT_CREATE_LIMIT} export jobs per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes`
         : "rate limited by the service";
     const wait =
       retryAfterMs === undefined ? "" : ` Retry-After: ${Math.ceil(retryAfterMs / 1000)} seconds.`;

@@ -38,7 +38,7 @@ export interface CrmApi {
   /** Never retried once the request may have reached the service. */
   createExportJob(body: CreateExportJobRequest, options?: CallOptions): Promise<ExportJob>;
   getExportJob(jobId: string, options?: CallOptions): Promise<ExportJob>;
-  /** One request; the caller splits windows longer than 180 days (see dates.ts). */
+  /** One request; the caller splits windows over MAX_METRICS_WINDOW_DAYS (see dates.ts). */
   campaignMetrics(query: MetricsQuery, options?: CallOptions): Promise<MetricsResponse>;
   /** Downloads a completed job's file under the download safety rules. */
   downloadExport(job: ExportJob, options?: DownloadOptions): Promise<DownloadedFile>;

@@ -21,8 +21,8 @@ import { checkReadableFolders } from "./readable-folders.js";
 
 /**
  * `crm-insights-mcp doctor`: what a new user needs to know before pointing an assistant at the
- * server. Every check reads or probes; none creates an export job (the service allows 10 per
- * 10 minutes) and no key is ever printed.
+ * server. Every check reads or probes; none creates an export job (the service allows only a
+ * few per window: EXPORT_CREATE_LIMIT) and no key is ever printed.
  */
 
 export interface Check {

@@ -1,10 +1,10 @@
 /**
- * The local mirror of the service's export-creation limit (10 calls per 10 minutes per
- * application). Only accepted creations count: a create is counted before it is sent (so parallel
+ * The local mirror of the service's export-creation limit (EXPORT_CREATE_LIMIT calls per
+ * EXPORT_CREATE_WINDOW_SECONDS per application). Only accepted creations count: a create is counted before it is sent (so parallel
  * calls cannot overdraw), and given back when the service refused it with a definitive answer
  * (any 4xx, 429 included: exports/export-create-outcome.ts). One whose
  * fate is unknown (a timeout, a connection cut after sending, a 5xx) stays counted, because the
- * service may have made the job. Spec 8 says "10 calls per 10 minutes" without saying whether
+ * service may have made the job. Spec 8 counts the limit in calls without saying whether
  * refused calls count; if the service counts them, its 429 and Retry-After hold creations back
  * (recordRateLimit), so guessing wrong costs one refused call, never a lock-out.
  */

@@ -110,10 +110,10 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
       const retry = error.retryAfterMs;
       const when =
         retry === undefined
-          ? "in up to 10 minutes"
+          ? `in up to ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes`
           : `at ${new Date(Date.now() + retry).toISOString()} (in ${Math.ceil(retry / 1000)}s)`;
       return error.operation === "create_export_job"
-        ? `the service refused another export job${http}: it allows 10 creations per 10 minutes. The next creation is possible ${when}. Meanwhile check_export lists existing jobs that may be reused.`
+        ? `the service refused another export job${http}: it allows ${EXPORT_CREATE_LIMIT} creations per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes. The next creation is possible ${when}. Meanwhile check_export lists existing jobs that may be reused.`
         : `${label} was rate limited by the service${http}; retry ${when}.`;
     }
     case "server_error":
@@ -136,7 +136,7 @@ function describeApiError(error: ApiError, context: ExportContext = {}): string 
       return "the call was cancelled.";
     case "invalid_response":
       if (error.operation === "create_export_job") {
-        return `${clause(error)}. The service answered the create request, so the job was most likely created, but its ID could not be read and the local ledger does not know it. Do not call start_export again yet: that creates another job (one more of the 10 per 10 minutes). Find the job in the service console's export list (or ask the service's operator with the time of this call); check_export without job_id lists the jobs the ledger knows. Report the malformed answer if it persists.`;
+        return `${clause(error)}. The service answered the create request, so the job was most likely created, but its ID could not be read and the local ledger does not know it. Do not call start_export again yet: that creates another job (one more of the ${EXPORT_CREATE_LIMIT} per ${EXPORT_CREATE_WINDOW_SECONDS / 60} minutes). Find the job in the service console's export list (or ask the service's operator with the time of this call); check_export without job_id lists the jobs the ledger knows. Report the malformed answer if it persists.`;
       }
       if (job !== undefined) return `${clause(error)}. ${jobKept(job, checkCall)}`;
       return `${clause(error)}. Retry shortly, and report it if it persists.`;

@@ -1,7 +1,7 @@
 /**
  * Keeps a tool's structuredContent within a token budget. Some clients (Claude Code) pass the
  * model only structuredContent and cut a tool's output at 25,000 tokens, so a result that grows
- * with the data (rounds of a 120-round export, 500 campaigns with their tasks) is cut here, in
+ * with the data (rounds of the largest export, 500 campaigns with their tasks) is cut here, in
  * one place, and says what it left out. Lists are already in their meaningful order (rounds by
  * time, campaigns by the requested sort), so the tail is what goes.
  */

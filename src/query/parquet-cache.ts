@@ -29,7 +29,7 @@ export interface CacheOptions {
 
 const CONVERT_NOW_BYTES = 64 * 1024 * 1024;
 
-/** A conversion is bounded apart from the query timeout: a 2,000,000-send CSV takes a while. */
+/** A conversion is bounded apart from the query timeout: a CSV of the largest size takes a while. */
 const CONVERSION_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Conversions under way in this process, by cache path: two queries share one. */

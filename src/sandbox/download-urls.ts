@@ -23,7 +23,7 @@ export function createUrlSigner(baseUrl: () => string, secret: Buffer = randomBy
   };
 
   return {
-    /** A URL valid for 24 h from `createdAtMs` (sandbox time), and its expiry in epoch ms. */
+    /** A URL valid DOWNLOAD_URL_HOURS from `createdAtMs` (sandbox time), and when it expires. */
     create(jobId: string, createdAtMs: number): { url: string; expiresAtMs: number } {
       const expiresAtMs = Math.floor((createdAtMs + DOWNLOAD_URL_VALIDITY_MS) / 1000) * 1000;
       return { url: urlFor(jobId, expiresAtMs), expiresAtMs };

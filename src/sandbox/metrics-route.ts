@@ -10,7 +10,7 @@ const MAX_METRICS_WINDOW_MS = METRICS_WINDOW_DAYS * 24 * 60 * 60 * 1000;
 /**
  * Spec 4.4. Its error statuses are not shown; they follow the export endpoints' style: 400
  * without a code for a missing or malformed parameter, 400 `InvalidParameter` for a well-formed
- * window the service refuses (over 180 days, or task_from not before task_to).
+ * window the service refuses (over METRICS_WINDOW_DAYS, or task_from not before task_to).
  */
 export function campaignMetrics(world: World, query: URLSearchParams): JsonReply {
   const rawFrom = query.get("task_from");

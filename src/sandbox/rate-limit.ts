@@ -1,6 +1,6 @@
 /**
- * Sliding-window limiter for export-job creation (spec 8: "10 calls per 10 minutes" per
- * application). The spec does not say whether refused calls count; here only accepted creations
+ * Sliding-window limiter for export-job creation (spec 8: CREATE_LIMIT calls per
+ * CREATE_WINDOW_SECONDS per application). The spec does not say whether refused calls count; here only accepted creations
  * occupy the window: the caller asks last, after every 400 check, and a 429 takes no place, so a
  * client that keeps retrying too early is not punished beyond the documented limit.
  */

@@ -5,7 +5,7 @@ import type { World } from "./world/types.js";
 /**
  * Spec 4.1. An invalid body is not shown by the spec; the sandbox answers 400 with a message
  * naming the first bad field (a body that is not a JSON object, a wrong type, `limit` outside
- * 1..1000, a negative `offset`). Unknown fields are ignored.
+ * RECOMMEND_LIMIT, a negative `offset`). Unknown fields are ignored.
  */
 export function recommend(
   world: World,

@@ -31,7 +31,7 @@ export const DOWNLOAD_URL_HOURS = 24;
 export const METRICS_WINDOW_DAYS = 180;
 
 /** Section 8: recommend `limit`. */
-export const RECOMMEND_LIMIT = { min: 1, max: 1000 } as const;
+export const RECOMMEND_LIMIT = { min: 1, max: 1000, default: 10 } as const;
 
 /** Section 2.4: the campaign CSV's columns, in file order. */
 export const CSV_COLUMNS = [

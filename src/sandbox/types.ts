@@ -38,7 +38,7 @@ export interface SandboxOptions {
    */
   csvShape?: CsvShape;
   /**
-   * The huge campaign (over 2,000,000 sends) as an A/B test with a control group (그룹A, 그룹B,
+   * The huge campaign (over MAX_SENDS_PER_EXPORT sends) as an A/B test with a control group (그룹A, 그룹B,
    * 대조군; about the same sends per round), for exports whose groups interleave. Default false.
    */
   hugeAbTest?: boolean;

@@ -1,4 +1,4 @@
-import type { RecommendBody } from "../spec.js";
+import { RECOMMEND_LIMIT, type RecommendBody } from "../spec.js";
 import { ACTION_PURCHASE, type Behaviour } from "./behaviour.js";
 import { DAY_MS } from "./time.js";
 import type { Product, RecommendOutcome, SandboxSlot, SlotKind } from "./types.js";
@@ -61,7 +61,10 @@ export class Recommender {
     const slot = SLOTS.find((s) => s.key === slotKey);
     if (slot === undefined || slot.state !== "active") return { status: 404 };
     if (sinceStartMs < slot.warmupMs) return { status: 412 };
-    const limit = Math.min(1000, Math.max(1, Math.floor(request.limit ?? 10)));
+    const limit = Math.min(
+      RECOMMEND_LIMIT.max,
+      Math.max(RECOMMEND_LIMIT.min, Math.floor(request.limit ?? RECOMMEND_LIMIT.default)),
+    );
     const offset = Math.max(0, Math.floor(request.offset ?? 0));
     const requested = request.item_ids ?? [];
     const user = this.historyOf(request.platform_user_id);

@@ -36,8 +36,8 @@ export type Channel =
  * - `normal`: exports complete;
  * - `failing_export`: its export jobs end `failed`;
  * - `not_ready`: every round is still aggregating (create gives `ResourceNotReady`);
- * - `huge_sends`: over 2,000,000 sends over its whole range; rows are generated only when exported;
- * - `many_rounds`: over 120 rounds over its whole range (A/B groups counted separately).
+ * - `huge_sends`: over MAX_SENDS_PER_EXPORT sends over its whole range; rows are generated only when exported;
+ * - `many_rounds`: over MAX_ROUNDS_PER_EXPORT rounds over its whole range (A/B groups counted separately).
  */
 export type CampaignRole = "normal" | "failing_export" | "not_ready" | "huge_sends" | "many_rounds";
 

@@ -10,8 +10,8 @@ import { CallDeadlineError } from "../../mcp/tool-errors.js";
 import type { CampaignMetricsArgs } from "./schemas.js";
 
 /**
- * The campaigns with rounds in the window, one request per span of at most the service's 180
- * days (spec 4.4), merged by campaign: each round counted once, and only rounds scheduled in the
+ * The campaigns with rounds in the window, one request per span of at most the service's
+ * MAX_METRICS_WINDOW_DAYS (spec 4.4), merged by campaign: each round counted once, and only rounds scheduled in the
  * span that asked for them.
  */
 export async function fetchCampaigns(

@@ -10,7 +10,7 @@ export const DEFAULT_DAYS = DEFAULT_METRICS_WINDOW_DAYS;
 export const DEFAULT_TOP_N = 20;
 export const MAX_TOP_N = 500;
 /**
- * The longest window one call covers: about three years, 7 requests of 180 days. The service
+ * The longest window one call covers: about three years, 7 requests of MAX_METRICS_WINDOW_DAYS. The service
  * holds no more than that for a useful answer, and an unbounded window (0001 to 9999) would be
  * some 20,000 requests.
  */
