@@ -231,6 +231,15 @@ describe("folders and the arrows between them", () => {
     expect(new Set(outward)).toEqual(new Set(["sandbox/embedded.ts"]));
   });
 
+  it("the export flow imports nothing of the MCP layer, not even a type", () => {
+    const exportsFiles = SERVER_FILES.filter((f) => folderOf(f) === "exports");
+    expect(exportsFiles.length).toBeGreaterThan(0);
+    const fromMcp = exportsFiles.filter((f) =>
+      /^(?:import|export)\s[^;]*?\sfrom\s+["']\.\.\/mcp\//ms.test(readFileSync(f, "utf8")),
+    );
+    expect(fromMcp.map((f) => relative(SRC, f))).toEqual([]);
+  });
+
   it("finds an arrow the table does not allow", () => {
     // A check that could never fail would pass vacuously: the analysis must not reach the tools.
     expect(ALLOWED.analysis).not.toContain("tools");
