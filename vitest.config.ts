@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { MissingPrograms } from "./test/setup/missing-programs.js";
 import { LongFilesFirst, START_FIRST } from "./test/setup/sequencer.js";
 
 const ROOT = fileURLToPath(new URL(".", import.meta.url));
@@ -32,6 +33,9 @@ export default defineConfig({
     // ran every file one after another on the 2-core CI machine: 253 s instead of 121 s.
     maxWorkers: availableParallelism() + 1,
     sequence: { sequencer: LongFilesFirst },
+    // Vitest's own report, then one line per test file skipped for want of Chromium, PostgreSQL
+    // or a Hangul font (test/helpers/needs.ts), saying what to install.
+    reporters: ["default", new MissingPrograms()],
     // Servers under test log at warn (a run prints failures, not hundreds of info lines); a test
     // that wants more sets the level itself, and CRM_LOG_LEVEL=info npm test shows everything.
     env: { CRM_LOG_LEVEL: process.env.CRM_LOG_LEVEL ?? "warn" },

@@ -2,7 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditCall } from "../../src/audit/audit-record.js";
 import { PostgresAuditTrail } from "../../src/audit/postgres-trail.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 let db: TestPostgres;
 
@@ -21,7 +22,7 @@ function call(i: number, caller: string, extra: Partial<AuditCall> = {}): AuditC
   };
 }
 
-describe.skipIf(skipPostgres())("the audit trail in PostgreSQL", () => {
+describe("the audit trail in PostgreSQL", needs("postgresql"), () => {
   beforeAll(async () => {
     db = await startTestPostgres();
   }, 60_000);

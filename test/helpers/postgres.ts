@@ -1,45 +1,29 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
 import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { missing, postgresBinDir } from "./needs.js";
 
 const run = promisify(execFile);
 
 /**
  * A throwaway PostgreSQL cluster for tests: initdb into a temporary folder, started on a free
  * loopback port (and a socket in that folder), removed afterwards. PostgreSQL refuses to run as
- * root, so as root it runs as the `postgres` user (Debian's package creates it). Without the
- * binaries the tests fail, unless CRM_TEST_SKIP_POSTGRES=1 says skipping is allowed.
+ * root, so as root it runs as the `postgres` user (Debian's package creates it). Tests that use
+ * it declare so with needs("postgresql") (./needs.ts), which skips them where it is missing.
  */
 export interface TestPostgres {
   url: string;
   stop(): Promise<void>;
 }
 
-const ROOT = "/usr/lib/postgresql";
-
-export function postgresBinDir(): string | undefined {
-  if (!existsSync(ROOT)) return undefined;
-  const versions = readdirSync(ROOT)
-    .filter((v) => existsSync(join(ROOT, v, "bin", "initdb")))
-    .sort((a, b) => Number(b) - Number(a));
-  return versions[0] === undefined ? undefined : join(ROOT, versions[0], "bin");
-}
-
-/** True when the tests may skip: no binaries and the environment allows it. */
-export function skipPostgres(): boolean {
-  return postgresBinDir() === undefined && process.env.CRM_TEST_SKIP_POSTGRES === "1";
-}
-
 export async function startTestPostgres(): Promise<TestPostgres> {
   const bin = postgresBinDir();
-  if (bin === undefined) {
-    throw new Error(
-      `PostgreSQL binaries not found under ${ROOT}: install them (apt-get install -y postgresql), or set CRM_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests.`,
-    );
+  const absent = missing("postgresql");
+  if (bin === undefined || absent !== undefined) {
+    throw new Error(`${absent}: the describe() around this test should have needs("postgresql")`);
   }
   const dir = await mkdtemp(join(tmpdir(), "crm-pg-"));
   try {

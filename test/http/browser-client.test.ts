@@ -4,6 +4,7 @@ import { build } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningHttpServer } from "../../src/http/http-server.js";
+import { needs } from "../helpers/needs.js";
 import { launchBrowser } from "../report/browser-support.js";
 import { type HttpUnderTest, httpUnderTest } from "./http-under-test.js";
 
@@ -115,7 +116,7 @@ function startServer(allowedOrigins: string | undefined): Promise<RunningHttpSer
   });
 }
 
-describe("a browser page on another origin", () => {
+describe("a browser page on another origin", needs("chromium"), () => {
   it("lists the tools with the SDK's client when its origin is allowed (both eras)", async () => {
     const server = await startServer(`https://app.example.com,${pageOrigin}`);
     const { page } = await openPage();

@@ -6,7 +6,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -87,7 +88,7 @@ async function connect(server: ServerProcess, user: User): Promise<Client> {
   return client;
 }
 
-describe.skipIf(skipPostgres())("team mode: serve --http with the ledger in PostgreSQL", () => {
+describe("team mode: serve --http with the ledger in PostgreSQL", needs("postgresql"), () => {
   beforeAll(async () => {
     db = await startTestPostgres();
     dataDir = await mkdtemp(join(tmpdir(), "crm-team-"));

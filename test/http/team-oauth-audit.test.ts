@@ -7,8 +7,9 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { needs } from "../helpers/needs.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { childTempEnv } from "../setup/temp-folder.js";
@@ -83,7 +84,7 @@ async function connect(url: string, token: string): Promise<Client> {
   return client;
 }
 
-describe.skipIf(skipPostgres())("three callers, two processes, one database", () => {
+describe("three callers, two processes, one database", needs("postgresql"), () => {
   beforeAll(async () => {
     [db, provider, sandbox] = await Promise.all([
       startTestPostgres(),

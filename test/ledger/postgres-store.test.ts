@@ -2,7 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresLedger } from "../../src/ledger/postgres-ledger.js";
 import { migrate, SCHEMA_VERSION } from "../../src/ledger/postgres-schema.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { describeLedgerStore } from "./store-suite.js";
 
 let db: TestPostgres | undefined;
@@ -11,7 +12,7 @@ const url = () => {
   return db.url;
 };
 
-describe.skipIf(skipPostgres())("PostgreSQL ledger", () => {
+describe("PostgreSQL ledger", needs("postgresql"), () => {
   beforeAll(async () => {
     db = await startTestPostgres();
   }, 60_000);

@@ -1,18 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Frame,
-  type Page,
-} from "playwright-core";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReport, markCount } from "../../src/report/model.js";
-import { ARTIFACTS, CHROMIUM, chartMarks, inPage } from "../report/browser-support.js";
+import { needs } from "../helpers/needs.js";
+import { ARTIFACTS, chartMarks, inPage, launchBrowser } from "../report/browser-support.js";
 import {
   LONG_TASK_IDS,
   SCENARIO_DAYS,
@@ -35,15 +29,6 @@ import { type ReferenceHost, startReferenceHost } from "./host-server.js";
  */
 
 const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
-const HAS_BROWSER = existsSync(CHROMIUM);
-if (!HAS_BROWSER) {
-  console.warn(
-    `reference host tests skipped: no browser at ${CHROMIUM} (install Debian's chromium, as .ci/run does, or set CHROMIUM_PATH)`,
-  );
-}
-const SUITE = HAS_BROWSER
-  ? "the report view in the ext-apps reference host"
-  : `the report view in the ext-apps reference host: SKIPPED, no browser at ${CHROMIUM}`;
 
 /** The reference host's own style variables (its host-styles.ts), as the page resolves them. */
 const HOST_BACKGROUND = { light: "rgb(255, 255, 255)", dark: "rgb(26, 26, 26)" };
@@ -87,7 +72,6 @@ async function startServer(allowedOrigin: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!HAS_BROWSER) return;
   dataDir = await mkdtemp(join(tmpdir(), "reference-host-data-"));
   // In sandbox mode the tools read files from the data folder's sandbox/ part.
   const files = join(dataDir, "sandbox");
@@ -97,19 +81,7 @@ beforeAll(async () => {
   host = await startReferenceHost();
   mcpUrl = await startServer(host.origin);
   host.setServers([mcpUrl]);
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {
@@ -251,7 +223,7 @@ async function expectDrawnAndReadable(view: Frame, structured: unknown, label: s
   expect(legendValues.filter((v) => /^-+$/.test((v ?? "").trim()))).toEqual([]);
 }
 
-describe.skipIf(!HAS_BROWSER)(SUITE, () => {
+describe("the report view in the ext-apps reference host", needs("chromium"), () => {
   it("campaign CSV: drawn and readable in light and dark, at 1280 and 560 px", async () => {
     for (const width of [1280, 560]) {
       const { context, page, problems } = await openHost(width, "light");

@@ -4,6 +4,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer } from "../../src/server.js";
+import { needs } from "../helpers/needs.js";
 import { type Harness, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 import {
   ARTIFACTS,
@@ -53,14 +54,9 @@ beforeAll(async () => {
     await appClient.close();
     await built.close();
   };
-  const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
-  server = await servePages(new Map([["/host.html", () => hostHtml]]));
-  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await closeAppServer?.();
   await h?.close();
 });
@@ -98,6 +94,19 @@ describe("the report as an MCP App", () => {
     expect(plain.text).toContain(appsText.split("\n")[1] ?? "?");
     expect(plain.text).toContain('"report": true');
     expect(appsText).not.toContain('"report": true');
+  });
+});
+
+describe("the report as an MCP App, in a minimal host", needs("chromium"), () => {
+  beforeAll(async () => {
+    const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
+    server = await servePages(new Map([["/host.html", () => hostHtml]]));
+    browser = await launchBrowser();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
   });
 
   /** The view in the minimal host, whose context says `ko-KR` unless `hostContext` says else. */

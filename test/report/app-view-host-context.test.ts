@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
+import { needs } from "../helpers/needs.js";
 import {
   inPage,
   launchBrowser,
@@ -96,7 +97,7 @@ function painted(view: Frame, n: number): Promise<unknown> {
   return view.waitForFunction(`document.getElementById("report").dataset.paints === "${n}"`);
 }
 
-describe("the view and the host context", () => {
+describe("the view and the host context", needs("chromium"), () => {
   it("draws labels in the host's colours given as light-dark(), oklch() and var()", async () => {
     const variables = {
       "--color-text-primary": "light-dark(#0b3d91, #ffd166)",

@@ -1,25 +1,25 @@
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-
-/** Debian's chromium; CI installs it (.ci/run). A missing browser fails the tests, loudly. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { chromiumPath, missing } from "../helpers/needs.js";
 
 /** Screenshots the tests write for people to look at; ignored by git. */
 export const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
 
+/**
+ * Headless Chromium (test/helpers/needs.ts finds it); a test file launches one for all its
+ * tests, each test in a context of its own. Tests that call this declare needs("chromium").
+ */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`,
-    );
+  const absent = missing("chromium");
+  if (absent !== undefined) {
+    throw new Error(`${absent}: the describe() around this test should have needs("chromium")`);
   }
   await mkdir(ARTIFACTS, { recursive: true });
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath(),
     args: [
       "--headless",
       "--no-sandbox",

@@ -9,6 +9,7 @@ import { summarizeFile } from "../../src/analysis/index.js";
 import type { SummaryResult } from "../../src/analysis/schemas.js";
 import { en } from "../../src/report/i18n/en.js";
 import { ko } from "../../src/report/i18n/ko.js";
+import { needs } from "../helpers/needs.js";
 import {
   ARTIFACTS,
   inPage,
@@ -86,7 +87,7 @@ function plainStrings(tree: object): string[] {
   );
 }
 
-describe("the report in Korean (--lang ko)", () => {
+describe("the report in Korean (--lang ko)", needs("chromium"), () => {
   it("shows no English word but the file's values and code names", async () => {
     for (const name of ["campaign", "scenario", "many"]) {
       const { page, errors, context } = await open(`/${name}-ko.html`);
@@ -142,24 +143,32 @@ describe("the report in Korean (--lang ko)", () => {
     await scenario.context.close();
   });
 
-  it("draws Korean in a font that has Hangul, in both languages' pages and on the canvases", async () => {
-    for (const path of ["/campaign-ko.html", "/campaign-en.html", "/scenario-ko.html"]) {
-      const { page, context } = await open(path);
-      const fonts = await hangulFonts(page);
-      // The English page has Korean too: the file's name, its groups.
-      expect(fonts.length, path).toBeGreaterThan(path.endsWith("-ko.html") ? 10 : 1);
-      for (const f of fonts) {
-        // Every Hangul syllable of the element is a glyph of a font that has Hangul.
-        expect(
-          f.hangulGlyphs,
-          `${path} ${f.selector}: ${JSON.stringify(f.fonts)}`,
-        ).toBeGreaterThanOrEqual(f.syllables);
-      }
-      // The charts' font on a canvas: each syllable its own glyph, none the empty box that a
-      // font without Hangul draws for all of them alike.
-      const glyphs = await inPage<{ distinct: number; count: number; blank: number; tofu: number }>(
-        page,
-        `(() => {
+  it(
+    "draws Korean in a font that has Hangul, in both languages' pages and on the canvases",
+    needs("hangul-font"),
+    async () => {
+      for (const path of ["/campaign-ko.html", "/campaign-en.html", "/scenario-ko.html"]) {
+        const { page, context } = await open(path);
+        const fonts = await hangulFonts(page);
+        // The English page has Korean too: the file's name, its groups.
+        expect(fonts.length, path).toBeGreaterThan(path.endsWith("-ko.html") ? 10 : 1);
+        for (const f of fonts) {
+          // Every Hangul syllable of the element is a glyph of a font that has Hangul.
+          expect(
+            f.hangulGlyphs,
+            `${path} ${f.selector}: ${JSON.stringify(f.fonts)}`,
+          ).toBeGreaterThanOrEqual(f.syllables);
+        }
+        // The charts' font on a canvas: each syllable its own glyph, none the empty box that a
+        // font without Hangul draws for all of them alike.
+        const glyphs = await inPage<{
+          distinct: number;
+          count: number;
+          blank: number;
+          tofu: number;
+        }>(
+          page,
+          `(() => {
           const font = getComputedStyle(document.body).fontFamily;
           const draw = (ch) => {
             const c = document.createElement("canvas");
@@ -180,11 +189,12 @@ describe("the report in Korean (--lang ko)", () => {
             tofu: maps.filter((m) => m === tofu).length,
           };
         })()`,
-      );
-      expect(glyphs, path).toEqual({ count: 11, distinct: 11, blank: 0, tofu: 0 });
-      await context.close();
-    }
-  });
+        );
+        expect(glyphs, path).toEqual({ count: 11, distinct: 11, blank: 0, tofu: 0 });
+        await context.close();
+      }
+    },
+  );
 
   it("screenshots of both languages (docs/report-ko.png, docs/report-en.png with UPDATE_DOCS_SCREENSHOT=1)", async () => {
     for (const lang of ["ko", "en"]) {

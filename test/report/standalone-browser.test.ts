@@ -7,6 +7,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
 import type { CampaignSummary, ScenarioSummary } from "../../src/analysis/schemas.js";
+import { needs } from "../helpers/needs.js";
 import {
   ARTIFACTS,
   backgroundColor,
@@ -42,43 +43,6 @@ let campaign: CampaignSummary;
 let scenario: ScenarioSummary;
 const pages = new Map<string, () => string>();
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "report-browser-"));
-  const csv = await writeCampaignCsv(dir);
-  const xlsx = await writeScenarioXlsx(dir);
-  const many = await writeManyRoundsCsv(dir);
-  for (const [file, out] of [
-    [csv, "campaign.html"],
-    [xlsx, "scenario.html"],
-    [many, "many-rounds.html"],
-  ] as const) {
-    // In English: Asia/Seoul alone would make them Korean (korean-page.test.ts reads those).
-    const { stdout } = await run(
-      process.execPath,
-      [BIN, "report", file, "--out", join(dir, out), "--lang", "en"],
-      { env: { ...process.env, CRM_TIME_ZONE: "Asia/Seoul" } },
-    );
-    expect(stdout).toContain(`Wrote ${join(dir, out)}`);
-    const html = await readFile(join(dir, out), "utf8");
-    pages.set(`/${out}`, () => html);
-  }
-  const c = await summarizeFile(csv, { timeZone: "Asia/Seoul" });
-  const s = await summarizeFile(xlsx);
-  if (c.kind !== "campaign_event_data" || s.kind !== "scenario_daily_metrics") {
-    throw new Error("fixtures summarized as the wrong kind");
-  }
-  campaign = c;
-  scenario = s;
-  server = await servePages(pages);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-});
-
 async function open(path: string, colorScheme: "light" | "dark") {
   const context = await browser.newContext({ viewport: { width: 960, height: 900 }, colorScheme });
   const url = `${server.origin}${path}`;
@@ -88,7 +52,44 @@ async function open(path: string, colorScheme: "light" | "dark") {
   return { ...watched, context, url };
 }
 
-describe("standalone report in Chromium", () => {
+describe("standalone report in Chromium", needs("chromium"), () => {
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "report-browser-"));
+    const csv = await writeCampaignCsv(dir);
+    const xlsx = await writeScenarioXlsx(dir);
+    const many = await writeManyRoundsCsv(dir);
+    for (const [file, out] of [
+      [csv, "campaign.html"],
+      [xlsx, "scenario.html"],
+      [many, "many-rounds.html"],
+    ] as const) {
+      // In English: Asia/Seoul alone would make them Korean (korean-page.test.ts reads those).
+      const { stdout } = await run(
+        process.execPath,
+        [BIN, "report", file, "--out", join(dir, out), "--lang", "en"],
+        { env: { ...process.env, CRM_TIME_ZONE: "Asia/Seoul" } },
+      );
+      expect(stdout).toContain(`Wrote ${join(dir, out)}`);
+      const html = await readFile(join(dir, out), "utf8");
+      pages.set(`/${out}`, () => html);
+    }
+    const c = await summarizeFile(csv, { timeZone: "Asia/Seoul" });
+    const s = await summarizeFile(xlsx);
+    if (c.kind !== "campaign_event_data" || s.kind !== "scenario_daily_metrics") {
+      throw new Error("fixtures summarized as the wrong kind");
+    }
+    campaign = c;
+    scenario = s;
+    server = await servePages(pages);
+    browser = await launchBrowser();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
   it("campaign CSV: every chart drawn with one mark per value, no errors, no request", async () => {
     const { page, errors, requests, context, url } = await open("/campaign.html", "light");
     const ab = campaign.ab_test;
@@ -181,8 +182,10 @@ describe("standalone report in Chromium", () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+});
 
-  it("the page refers to no external URL", async () => {
+describe("the standalone report page", () => {
+  it("refers to no external URL", async () => {
     const html = await readFile(join(import.meta.dirname, "../../dist/report/view.html"), "utf8");
     // A ceiling that catches a library bundled by mistake; the words of both languages (about
     // 16 KB) are meant to be there.

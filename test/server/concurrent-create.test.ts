@@ -8,7 +8,8 @@ import { DateTime } from "luxon";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 // Identical start_export calls made at the same instant in two server processes that share a
 // ledger (one data folder, or one PostgreSQL database) create one job on the service: one
@@ -135,7 +136,7 @@ describe("identical creates in two processes at once", () => {
     check(await raceIdenticalCreates(one, two, 3));
   }, 90_000);
 
-  describe.skipIf(skipPostgres())("sharing a PostgreSQL database", () => {
+  describe("sharing a PostgreSQL database", needs("postgresql"), () => {
     let db: TestPostgres | undefined;
     beforeAll(async () => {
       db = await startTestPostgres();
