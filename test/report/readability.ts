@@ -103,26 +103,41 @@ const MEASURE = `(() => {
     const top = (p.top - c.top - 4) * scale;
     const bottom = (p.bottom - c.top + 4) * scale;
     const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-    let pixels = 0;
-    let min = Infinity;
+    // Opaque pixels counted by colour (0xRRGGBB), in the order first met; the contrast is then
+    // worked out once per colour rather than once per pixel.
     const counts = new Map();
-    let worst = [0, 0, 0, 255];
-    for (let y = 0; y < canvas.height; y++) {
-      for (let x = 0; x < canvas.width; x++) {
-        if (x >= left && x <= right && y >= top && y <= bottom) continue;
+    const count = (y, from, to) => {
+      for (let x = from; x < to; x++) {
         const i = (y * canvas.width + x) * 4;
         if (data[i + 3] !== 255) continue;
-        const color = [data[i], data[i + 1], data[i + 2], 255];
-        const r = ratio(color, bg);
-        pixels++;
-        counts.set(css(color), (counts.get(css(color)) ?? 0) + 1);
-        if (r < min) {
-          min = r;
-          worst = color;
-        }
+        const key = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    };
+    for (let y = 0; y < canvas.height; y++) {
+      if (y >= top && y <= bottom) {
+        count(y, 0, Math.min(canvas.width, Math.ceil(left)));
+        count(y, Math.max(0, Math.floor(right) + 1), canvas.width);
+      } else {
+        count(y, 0, canvas.width);
       }
     }
-    const colors = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([c]) => c);
+    let pixels = 0;
+    let min = Infinity;
+    let worst = [0, 0, 0, 255];
+    for (const [key, n] of counts) {
+      const color = [key >> 16, (key >> 8) & 255, key & 255, 255];
+      const r = ratio(color, bg);
+      pixels += n;
+      if (r < min) {
+        min = r;
+        worst = color;
+      }
+    }
+    const colors = [...counts]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([key]) => css([key >> 16, (key >> 8) & 255, key & 255]));
     canvases.push({ chart: box.dataset.chart, pixels, min, worst: css(worst), background: css(bg), colors });
   }
 
