@@ -6,7 +6,14 @@ import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReport, markCount } from "../../src/report/model.js";
 import { needs } from "../helpers/needs.js";
-import { ARTIFACTS, chartMarks, inPage, launchBrowser } from "../report/browser-support.js";
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  chartMarks,
+  inPage,
+  launchBrowser,
+  openContext,
+  saveScreenshot,
+} from "../report/browser-support.js";
 import {
   LONG_TASK_IDS,
   SCENARIO_DAYS,
@@ -82,7 +89,7 @@ beforeAll(async () => {
   mcpUrl = await startServer(host.origin);
   host.setServers([mcpUrl]);
   browser = await launchBrowser();
-}, 60_000);
+}, BROWSER_TEST_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -93,7 +100,7 @@ afterAll(async () => {
     await exited;
   }
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
-}, 30_000);
+}, BROWSER_TEST_TIMEOUT_MS);
 
 interface HostSession {
   context: BrowserContext;
@@ -111,7 +118,7 @@ async function openHost(
   scheme: "light" | "dark",
   locale?: string,
 ): Promise<HostSession> {
-  const context = await browser.newContext({
+  const context = await openContext(browser, {
     viewport: { width, height: 1400 },
     // A laptop's screen: label glyphs then have solid pixels to measure at every size.
     deviceScaleFactor: 2,
@@ -170,7 +177,7 @@ async function callTool(page: Page, tool: string, args: Record<string, unknown>)
     .frameLocator("iframe")
     .frameLocator("iframe")
     .locator("#report[data-state=ready]");
-  await ready.waitFor({ timeout: 20_000 });
+  await ready.waitFor();
   const view = page.frames().find((f) => f.parentFrame()?.parentFrame() === page.mainFrame());
   if (view === undefined) throw new Error("the view's frame (inside the sandbox proxy) is missing");
   return view;
@@ -223,9 +230,17 @@ async function expectDrawnAndReadable(view: Frame, structured: unknown, label: s
   expect(legendValues.filter((v) => /^-+$/.test((v ?? "").trim()))).toEqual([]);
 }
 
-describe("the report view in the ext-apps reference host", needs("chromium"), () => {
-  it("campaign CSV: drawn and readable in light and dark, at 1280 and 560 px", async () => {
-    for (const width of [1280, 560]) {
+describe("the report view in the ext-apps reference host", {
+  ...needs("chromium"),
+  timeout: BROWSER_TEST_TIMEOUT_MS,
+}, () => {
+  // A test per width: each has its own deadline, and a failure names the width. One screenshot
+  // of each file is enough to look at.
+  for (const { width, screenshot } of [
+    { width: 1280, screenshot: undefined },
+    { width: 560, screenshot: "reference-host-campaign-560-dark.png" },
+  ]) {
+    it(`campaign CSV at ${width} px: drawn and readable in light and dark`, async () => {
       const { context, page, problems } = await openHost(width, "light");
       const view = await callTool(page, "summarize_export", { file: campaignCsv });
       const result = await hostToolResult(page);
@@ -268,17 +283,17 @@ describe("the report view in the ext-apps reference host", needs("chromium"), ()
 
       await switchHostTheme(page, view, "dark");
       await expectDrawnAndReadable(view, result.structuredContent, `campaign ${width} dark`);
-      await page.screenshot({
-        path: join(ARTIFACTS, `reference-host-campaign-${width}-dark.png`),
-        fullPage: true,
-      });
+      if (screenshot !== undefined) await saveScreenshot(page, screenshot);
       expect(problems).toEqual([]);
       await context.close();
-    }
-  });
+    });
+  }
 
-  it("scenario XLSX: a line per node and day, in dark and then light, at 560 and 1280 px", async () => {
-    for (const width of [560, 1280]) {
+  for (const { width, screenshot } of [
+    { width: 560, screenshot: undefined },
+    { width: 1280, screenshot: "reference-host-scenario-1280-light.png" },
+  ]) {
+    it(`scenario XLSX at ${width} px: a line per node and day, in dark and then light`, async () => {
       const { context, page, problems } = await openHost(width, "dark");
       const view = await callTool(page, "summarize_export", { file: scenarioXlsx });
       expect(await inPage(view, "getComputedStyle(document.body).backgroundColor")).toBe(
@@ -290,14 +305,11 @@ describe("the report view in the ext-apps reference host", needs("chromium"), ()
       await expectDrawnAndReadable(view, result.structuredContent, `scenario ${width} dark`);
       await switchHostTheme(page, view, "light");
       await expectDrawnAndReadable(view, result.structuredContent, `scenario ${width} light`);
-      await page.screenshot({
-        path: join(ARTIFACTS, `reference-host-scenario-${width}-light.png`),
-        fullPage: true,
-      });
+      if (screenshot !== undefined) await saveScreenshot(page, screenshot);
       expect(problems).toEqual([]);
       await context.close();
-    }
-  });
+    });
+  }
 
   it("a person whose browser is in ko-KR reads the view in Korean", async () => {
     // The reference host puts no locale in its host context; the view then follows the browser's
@@ -327,10 +339,7 @@ describe("the report view in the ext-apps reference host", needs("chromium"), ()
     expect(verdicts.length).toBeGreaterThan(0);
     for (const v of verdicts) expect(v).toMatch(/^유의(함|하지 않음) \(95% 신뢰수준\)$/);
     await expectDrawnAndReadable(view, result.structuredContent, "campaign ko-KR 1280 light");
-    await page.screenshot({
-      path: join(ARTIFACTS, "reference-host-campaign-1280-ko.png"),
-      fullPage: true,
-    });
+    await saveScreenshot(page, "reference-host-campaign-1280-ko.png");
     expect(problems).toEqual([]);
     await context.close();
   });

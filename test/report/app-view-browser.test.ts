@@ -7,12 +7,14 @@ import { createServer } from "../../src/server.js";
 import { needs } from "../helpers/needs.js";
 import { type Harness, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 import {
-  ARTIFACTS,
+  BROWSER_TEST_TIMEOUT_MS,
   backgroundColor,
   chartMarks,
   inPage,
   launchBrowser,
+  openContext,
   type PageServer,
+  saveScreenshot,
   servePages,
   watchedPage,
 } from "./browser-support.js";
@@ -97,12 +99,15 @@ describe("the report as an MCP App", () => {
   });
 });
 
-describe("the report as an MCP App, in a minimal host", needs("chromium"), () => {
+describe("the report as an MCP App, in a minimal host", {
+  ...needs("chromium"),
+  timeout: BROWSER_TEST_TIMEOUT_MS,
+}, () => {
   beforeAll(async () => {
     const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
     server = await servePages(new Map([["/host.html", () => hostHtml]]));
     browser = await launchBrowser();
-  }, 60_000);
+  }, BROWSER_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
     await browser?.close();
@@ -117,7 +122,7 @@ describe("the report as an MCP App, in a minimal host", needs("chromium"), () =>
     hostContext: Record<string, unknown> = {},
   ) {
     // Tall enough for the whole view: a cross-origin frame is painted only where it is on screen.
-    const context = await browser.newContext({ viewport: { width: 1000, height: 3400 } });
+    const context = await openContext(browser, { viewport: { width: 1000, height: 3400 } });
     const hostUrl = `${server.origin}/host.html`;
     const watched = await watchedPage(context, (u) => u === hostUrl || u === "about:srcdoc");
     await watched.page.goto(hostUrl);
@@ -128,7 +133,7 @@ describe("the report as an MCP App, in a minimal host", needs("chromium"), () =>
       `startHost(${JSON.stringify(html)}, ${JSON.stringify(input)}, ${JSON.stringify(result)}, ${JSON.stringify(theme)}, ${JSON.stringify(hostContext)})`,
     );
     const frame = watched.page.frameLocator("#view");
-    await frame.locator("#report[data-state=ready]").waitFor({ timeout: 10_000 });
+    await frame.locator("#report[data-state=ready]").waitFor();
     const view = watched.page.frames().find((f) => f !== watched.page.mainFrame());
     if (view === undefined) throw new Error("the view's frame did not load");
     return { ...watched, context, view, hostUrl };
@@ -161,7 +166,7 @@ describe("the report as an MCP App, in a minimal host", needs("chromium"), () =>
     expect(methods).toContain("ui/initialize");
     expect(methods).toContain("ui/notifications/initialized");
     expect(methods).toContain("ui/notifications/size-changed");
-    await page.screenshot({ path: join(ARTIFACTS, "app-view-summarize.png"), fullPage: true });
+    await saveScreenshot(page, "app-view-summarize.png");
     expect(errors).toEqual([]);
     expect(requests).toEqual([hostUrl]);
     await context.close();
@@ -213,7 +218,7 @@ describe("the report as an MCP App, in a minimal host", needs("chromium"), () =>
     const args = { job_id: "exp_never_made" };
     const result = await appClient.callTool({ name: "summarize_export", arguments: args });
     expect(result.isError).toBe(true);
-    const context = await browser.newContext();
+    const context = await openContext(browser);
     const hostUrl = `${server.origin}/host.html`;
     const { page, errors } = await watchedPage(
       context,
@@ -226,7 +231,7 @@ describe("the report as an MCP App, in a minimal host", needs("chromium"), () =>
       `startHost(${JSON.stringify((contents[0] as { text: string }).text)}, ${JSON.stringify(args)}, ${JSON.stringify(result)}, "light")`,
     );
     const status = page.frameLocator("#view").locator("#report[data-state=error] .status");
-    await status.waitFor({ timeout: 10_000 });
+    await status.waitFor();
     expect(await status.textContent()).toContain("export job exp_never_made was not found");
     expect(errors).toEqual([]);
     await context.close();

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
 import { needs } from "../helpers/needs.js";
 import {
+  BROWSER_TEST_TIMEOUT_MS,
   inPage,
   launchBrowser,
+  openContext,
   type PageServer,
   servePages,
   watchedPage,
@@ -40,7 +42,7 @@ beforeAll(async () => {
   const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
   server = await servePages(new Map([["/host.html", () => hostHtml]]));
   browser = await launchBrowser();
-}, 60_000);
+}, BROWSER_TEST_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -60,7 +62,7 @@ async function host(
   theme: "light" | "dark",
   extra: Record<string, unknown> = {},
 ): Promise<Hosted> {
-  const context = await browser.newContext({
+  const context = await openContext(browser, {
     viewport: { width: 1000, height: 3400 },
     deviceScaleFactor: 2,
   });
@@ -72,10 +74,7 @@ async function host(
     page,
     `startHost(${JSON.stringify(html)}, {}, ${JSON.stringify(result)}, ${JSON.stringify(theme)}, ${JSON.stringify(extra)})`,
   );
-  await page
-    .frameLocator("#view")
-    .locator("#report[data-state=ready]")
-    .waitFor({ timeout: 10_000 });
+  await page.frameLocator("#view").locator("#report[data-state=ready]").waitFor();
   const view = page.frames().find((f) => f !== page.mainFrame());
   if (view === undefined) throw new Error("the view's frame did not load");
   return { context, page, view, errors };
@@ -97,7 +96,10 @@ function painted(view: Frame, n: number): Promise<unknown> {
   return view.waitForFunction(`document.getElementById("report").dataset.paints === "${n}"`);
 }
 
-describe("the view and the host context", needs("chromium"), () => {
+describe("the view and the host context", {
+  ...needs("chromium"),
+  timeout: BROWSER_TEST_TIMEOUT_MS,
+}, () => {
   it("draws labels in the host's colours given as light-dark(), oklch() and var()", async () => {
     const variables = {
       "--color-text-primary": "light-dark(#0b3d91, #ffd166)",

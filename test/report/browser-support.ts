@@ -2,11 +2,29 @@ import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+} from "playwright-core";
 import { chromiumPath, missing } from "../helpers/needs.js";
 
 /** Screenshots the tests write for people to look at; ignored by git. */
 export const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
+
+/**
+ * Deadline of a test that drives the browser: such a test takes 5-15 s alone, and several times
+ * that on a machine whose cores are busy with other work (another test run, a build).
+ */
+export const BROWSER_TEST_TIMEOUT_MS = 120_000;
+
+/**
+ * Deadline of one step in a page (a wait for the view, a click): shorter than the test's, so a
+ * step that never happens fails naming what it waited for.
+ */
+export const BROWSER_STEP_TIMEOUT_MS = 60_000;
 
 /**
  * Headless Chromium (test/helpers/needs.ts finds it); a test file launches one for all its
@@ -30,6 +48,24 @@ export async function launchBrowser(): Promise<Browser> {
       "--no-first-run",
     ],
   });
+}
+
+/** A browser context whose steps wait up to BROWSER_STEP_TIMEOUT_MS. */
+export async function openContext(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS);
+  return context;
+}
+
+/**
+ * The whole page in test-artifacts/, one CSS pixel a pixel: a context at deviceScaleFactor 2
+ * would otherwise encode four times the pixels, seconds of CPU for a picture nobody asserts on.
+ */
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true, scale: "css" });
 }
 
 /** Pages served from loopback: path -> HTML. Every request is recorded. */

@@ -9,13 +9,15 @@ import { summarizeFile } from "../../src/analysis/index.js";
 import type { CampaignSummary, ScenarioSummary } from "../../src/analysis/schemas.js";
 import { needs } from "../helpers/needs.js";
 import {
-  ARTIFACTS,
+  BROWSER_TEST_TIMEOUT_MS,
   backgroundColor,
   chartMarks,
   inkedPixels,
   inPage,
   launchBrowser,
+  openContext,
   type PageServer,
+  saveScreenshot,
   servePages,
   watchedPage,
 } from "./browser-support.js";
@@ -44,15 +46,21 @@ let scenario: ScenarioSummary;
 const pages = new Map<string, () => string>();
 
 async function open(path: string, colorScheme: "light" | "dark") {
-  const context = await browser.newContext({ viewport: { width: 960, height: 900 }, colorScheme });
+  const context = await openContext(browser, {
+    viewport: { width: 960, height: 900 },
+    colorScheme,
+  });
   const url = `${server.origin}${path}`;
   const watched = await watchedPage(context, (u) => u === url);
   await watched.page.goto(url);
-  await watched.page.waitForSelector("#report[data-state=ready]", { timeout: 10_000 });
+  await watched.page.waitForSelector("#report[data-state=ready]");
   return { ...watched, context, url };
 }
 
-describe("standalone report in Chromium", needs("chromium"), () => {
+describe("standalone report in Chromium", {
+  ...needs("chromium"),
+  timeout: BROWSER_TEST_TIMEOUT_MS,
+}, () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "report-browser-"));
     const csv = await writeCampaignCsv(dir);
@@ -82,7 +90,7 @@ describe("standalone report in Chromium", needs("chromium"), () => {
     scenario = s;
     server = await servePages(pages);
     browser = await launchBrowser();
-  }, 60_000);
+  }, BROWSER_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
     await browser?.close();
@@ -111,8 +119,7 @@ describe("standalone report in Chromium", needs("chromium"), () => {
     const inked = await inkedPixels(page);
     expect(inked.length).toBe(7);
     for (const n of inked) expect(n).toBeGreaterThan(500);
-    // The screenshots in docs/ are korean-page.test.ts's, of both languages.
-    await page.screenshot({ path: join(ARTIFACTS, "report-campaign-light.png"), fullPage: true });
+    // The campaign page's screenshots are korean-page.test.ts's, of both languages.
     expect(errors).toEqual([]);
     expect(requests).toEqual([url]);
     await context.close();
@@ -163,7 +170,7 @@ describe("standalone report in Chromium", needs("chromium"), () => {
     expect(await backgroundColor(page)).toBe("rgb(255, 255, 255)");
     expect((await chartMarks(page))["daily-sends"]).toBe(points);
     await page.click("button.theme");
-    await page.screenshot({ path: join(ARTIFACTS, "report-scenario-dark.png"), fullPage: true });
+    await saveScreenshot(page, "report-scenario-dark.png");
     expect(errors).toEqual([]);
     expect(requests).toEqual([url]);
     await context.close();
