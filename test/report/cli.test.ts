@@ -51,39 +51,51 @@ describe("crm-insights-mcp report", () => {
     expect(summary.kind).toBe("scenario_daily_metrics");
   });
 
-  it("writes the page in the language asked for, by default Korean in Asia/Seoul", async () => {
-    const xlsx = await writeScenarioXlsx(dir);
-    const out = (name: string) => join(dir, `${name}.html`);
+  describe("writes the page in the language asked for, by default Korean in Asia/Seoul", () => {
+    let xlsx: string;
+    beforeAll(async () => {
+      xlsx = await writeScenarioXlsx(dir);
+    });
+
+    // A test per case, each one run of the bin: each has its own deadline on a busy machine.
     const cases = [
-      { args: ["--lang", "en"], env: { CRM_TIME_ZONE: "Asia/Seoul" }, lang: "en" },
-      { args: ["--lang", "ko"], env: { CRM_TIME_ZONE: "Europe/Berlin" }, lang: "ko" },
-      { args: [], env: { CRM_TIME_ZONE: "Asia/Seoul" }, lang: "ko" },
+      { args: ["--lang", "en"], zone: "Asia/Seoul", lang: "en" },
+      { args: ["--lang", "ko"], zone: "Europe/Berlin", lang: "ko" },
+      { args: [], zone: "Asia/Seoul", lang: "ko" },
       // Asia/Seoul is the application's zone when none is set.
-      { args: [], env: { CRM_TIME_ZONE: "" }, lang: "ko" },
-      { args: [], env: { CRM_TIME_ZONE: "America/New_York" }, lang: "en" },
+      { args: [], zone: "", lang: "ko" },
+      { args: [], zone: "America/New_York", lang: "en" },
     ];
     for (const [i, c] of cases.entries()) {
-      const r = await run([xlsx, "--out", out(`lang-${i}`), ...c.args], c.env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(await pageLang(out(`lang-${i}`)), JSON.stringify(c)).toBe(c.lang);
+      const given = c.args.length === 0 ? "no --lang" : c.args.join(" ");
+      it(`${given}, CRM_TIME_ZONE=${JSON.stringify(c.zone)}: ${c.lang}`, async () => {
+        const out = join(dir, `lang-${i}.html`);
+        const r = await run([xlsx, "--out", out, ...c.args], { CRM_TIME_ZONE: c.zone });
+        expect(r.code, r.stderr).toBe(0);
+        expect(await pageLang(out)).toBe(c.lang);
+      });
     }
-    const wrong = await run([xlsx, "--out", out("fr"), "--lang", "fr"]);
-    expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain('--lang takes ko or en (got "fr").');
-    await expect(readFile(out("fr"))).rejects.toThrow(/ENOENT/);
-    const help = await run(["--help"]);
-    expect(help.stdout).toContain("--lang ko|en");
-    expect(help.stdout).toContain("Korean when CRM_TIME_ZONE is Asia/Seoul");
-    // The bin's own --help says the same, and which commands take --lang.
-    const usage = await new Promise<string>((resolve) => {
-      execFile(process.execPath, [BIN, "--help"], (_error, stdout) => resolve(stdout));
+
+    it("refuses another language, and both usages say which it takes", async () => {
+      const fr = join(dir, "fr.html");
+      const wrong = await run([xlsx, "--out", fr, "--lang", "fr"]);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('--lang takes ko or en (got "fr").');
+      await expect(readFile(fr)).rejects.toThrow(/ENOENT/);
+      const help = await run(["--help"]);
+      expect(help.stdout).toContain("--lang ko|en");
+      expect(help.stdout).toContain("Korean when CRM_TIME_ZONE is Asia/Seoul");
+      // The bin's own --help says the same, and which commands take --lang.
+      const usage = await new Promise<string>((resolve) => {
+        execFile(process.execPath, [BIN, "--help"], (_error, stdout) => resolve(stdout));
+      });
+      expect(usage).toContain("crm-insights-mcp report FILE --out PATH.html [--lang ko|en]");
+      expect(usage.replace(/\s+/g, " ")).toContain(
+        "by default Korean when CRM_TIME_ZONE is Asia/Seoul (its default), else English",
+      );
+      expect(usage).toContain("crm-insights-mcp summarize FILE [--json] [--detail] [--lang ko|en]");
+      expect(usage).toContain("crm-insights-mcp doctor [--json] [--lang ko|en]");
     });
-    expect(usage).toContain("crm-insights-mcp report FILE --out PATH.html [--lang ko|en]");
-    expect(usage.replace(/\s+/g, " ")).toContain(
-      "by default Korean when CRM_TIME_ZONE is Asia/Seoul (its default), else English",
-    );
-    expect(usage).toContain("crm-insights-mcp summarize FILE [--json] [--detail] [--lang ko|en]");
-    expect(usage).toContain("crm-insights-mcp doctor [--json] [--lang ko|en]");
   });
 
   it("refuses missing or wrong arguments with the usage", async () => {
