@@ -24,8 +24,11 @@ for (const file of START_FIRST) readFileSync(join(ROOT, file));
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Sized for a busy machine: a test that takes 10-15 s alone takes two or three times that
+    // while another CPU-heavy process (a second test run, a build) shares the two cores. Tests
+    // that drive a browser have their own, longer deadline (BROWSER_TEST_TIMEOUT_MS).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Forked workers keep native zlib/undici state apart from vitest's own process.
     pool: "forks",
     // Most test files spend their time waiting on child processes, loopback HTTP and timers, so
