@@ -82,9 +82,9 @@ const CHECKS: Record<Need, () => string | undefined> = {
 
 const found = new Map<Need, string | undefined>();
 
-/** What is missing of `needs`, as one sentence; undefined when everything is there. */
-export function missing(...needs: Need[]): string | undefined {
-  const reasons = needs.map((need) => {
+/** What is missing of `what`, as one sentence; undefined when everything is there. */
+export function missing(...what: Need[]): string | undefined {
+  const reasons = what.map((need) => {
     if (!found.has(need)) found.set(need, CHECKS[need]());
     return found.get(need);
   });
@@ -93,12 +93,12 @@ export function missing(...needs: Need[]): string | undefined {
 }
 
 /**
- * Options for the describe() or it() of tests that need `needs`: they run when everything is
+ * Options for the describe() or it() of tests that need `what`: they run when everything is
  * there; else they are skipped with the reason, or, under CRM_REQUIRE_ALL_TESTS=1, the file
  * fails with it.
  */
-export function needs(...needs: Need[]): { skip: boolean; meta: { missing?: string } } {
-  const reason = missing(...needs);
+export function needs(...what: Need[]): { skip: boolean; meta: { missing?: string } } {
+  const reason = missing(...what);
   if (reason === undefined) return { skip: false, meta: {} };
   if (process.env[REQUIRE_ALL_TESTS] === "1") {
     throw new Error(`${reason}. ${REQUIRE_ALL_TESTS}=1 runs every test, skipping none.`);
