@@ -13,7 +13,8 @@ import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { SANDBOX_NOW, sandboxClock } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { postJson, rpcMessages } from "./http-under-test.js";
@@ -28,6 +29,9 @@ const READER = "reader-token-0123456789abcdef";
 const EXPORTER = "exporter-token-0123456789abcd";
 const MALLORY = "mallory-token-0123456789abcde";
 const HOSTILE = "evil\r\x1b[2K2026-11-22T00:00:00.000Z  token  alice  start_export  ok";
+
+/** True where PostgreSQL is missing: those cases skip, or fail under CRM_REQUIRE_ALL_TESTS=1. */
+const skipPostgres = (): boolean => needs("postgresql").skip;
 
 const trails = [
   { name: "in the data folder", postgres: false },
