@@ -1,5 +1,5 @@
 import type { MetricsWindow } from "../../api/dates.js";
-import { formatMetricsParam } from "../../api/dates.js";
+import { formatMetricsParam, splitMetricsWindow } from "../../api/dates.js";
 import { ApiError } from "../../api/errors.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
 import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
@@ -7,28 +7,96 @@ import type { CrmApi } from "../../api/types.js";
 import { callHint } from "../../format.js";
 import type { ToolCall } from "../../mcp/tool.js";
 import { CallDeadlineError } from "../../mcp/tool-errors.js";
+import { type CompareTo, comparisonWindow } from "./compare-window.js";
 import type { CampaignMetricsArgs } from "./schemas.js";
+
+type ScheduleType = CampaignMetricsArgs["campaign_schedule_type"];
+type Bound = { deadline: number; seconds: number };
+
+/** The window compare_to names, with what the service returned for it. */
+export interface OtherWindow {
+  compareTo: CompareTo;
+  window: MetricsWindow;
+  requests: number;
+  campaigns: MetricsCampaign[];
+}
+
+export interface FetchedWindows {
+  /** The asked window's requests. */
+  spans: MetricsWindow[];
+  campaigns: MetricsCampaign[];
+  other: OtherWindow | undefined;
+}
+
+/**
+ * The asked window's campaigns and, with compare_to, the other window's: each window split and
+ * merged on its own (never one request across both), all under the call's one bound.
+ */
+export async function fetchWindows(
+  api: CrmApi,
+  window: MetricsWindow,
+  compareTo: CompareTo | undefined,
+  scheduleType: ScheduleType,
+  call: ToolCall,
+  bound: Bound,
+): Promise<FetchedWindows> {
+  const spans = splitMetricsWindow(window);
+  const otherWindow = compareTo === undefined ? undefined : comparisonWindow(window, compareTo);
+  const otherSpans = otherWindow === undefined ? [] : splitMetricsWindow(otherWindow);
+  const total = spans.length + otherSpans.length;
+  const campaigns = await fetchCampaigns(api, spans, scheduleType, call, bound, {
+    asked: window,
+    before: 0,
+    total,
+  });
+  if (compareTo === undefined || otherWindow === undefined) {
+    return { spans, campaigns, other: undefined };
+  }
+  const plan = { asked: window, before: spans.length, total };
+  const others = await fetchCampaigns(api, otherSpans, scheduleType, call, bound, plan);
+  return {
+    spans,
+    campaigns,
+    other: {
+      compareTo,
+      window: otherWindow,
+      requests: otherSpans.length,
+      campaigns: others,
+    },
+  };
+}
+
+/** Where one window's requests stand in the whole call (a compared window adds its own). */
+interface RequestPlan {
+  /** The window asked for: a deadline's advice names a shorter one ending where it ends. */
+  asked: MetricsWindow;
+  /** Requests of the call before this window's, and in all. */
+  before: number;
+  total: number;
+}
 
 /**
  * The campaigns with rounds in the window, one request per span of at most the service's
  * MAX_METRICS_WINDOW_DAYS (spec 4.4), merged by campaign: each round counted once, and only rounds scheduled in the
  * span that asked for them.
  */
-export async function fetchCampaigns(
+async function fetchCampaigns(
   api: CrmApi,
   spans: readonly MetricsWindow[],
-  scheduleType: CampaignMetricsArgs["campaign_schedule_type"],
+  scheduleType: ScheduleType,
   call: ToolCall,
-  bound: { deadline: number; seconds: number },
+  bound: Bound,
+  plan: RequestPlan,
 ): Promise<MetricsCampaign[]> {
   const campaigns = new Map<string, MetricsCampaign>();
   const taskIds = new Map<string, Set<string>>();
   for (const [index, span] of spans.entries()) {
-    if (spans.length > 1) {
+    const number = plan.before + index;
+    if (plan.total > 1) {
       await call.progress(
-        index,
-        `Campaign metrics: request ${index + 1} of ${spans.length} (${formatMetricsParam(span.from)} to ${formatMetricsParam(span.to)})`,
-        spans.length,
+        number,
+        `Campaign metrics: request ${number + 1} of ${plan.total} (${formatMetricsParam(span.from)} to ${formatMetricsParam(span.to)})`,
+        plan.total,
       );
     }
     const response = await api
@@ -42,7 +110,7 @@ export async function fetchCampaigns(
       )
       .catch((error: unknown) => {
         if (error instanceof ApiError && error.kind === "timeout" && Date.now() >= bound.deadline) {
-          throw deadlineError(spans, index, bound.seconds);
+          throw deadlineError(plan, number, bound.seconds);
         }
         throw error;
       });
@@ -68,26 +136,25 @@ export async function fetchCampaigns(
 }
 
 /**
- * The call's bound ran out at request `index`: how far it got, and the two ways on, retrying
- * (the service was slow) or a shorter window (fewer and smaller requests).
+ * The call's bound ran out at request `index` (of the whole call): how far it got, and the two
+ * ways on, retrying (the service was slow) or a shorter window (fewer and smaller requests).
  */
-function deadlineError(
-  spans: readonly MetricsWindow[],
-  index: number,
-  seconds: number,
-): CallDeadlineError {
-  const first = spans[0] as MetricsWindow;
-  const last = spans[spans.length - 1] as MetricsWindow;
-  const days = last.to.diff(first.from, "days").days;
+function deadlineError(plan: RequestPlan, index: number, seconds: number): CallDeadlineError {
+  const { asked } = plan;
+  const days = asked.to.diff(asked.from, "days").days;
   // Half the window, at most one request's worth, ending where the window ends.
   const shorterDays = Math.min(MAX_METRICS_WINDOW_DAYS, Math.max(1, Math.floor(days / 2)));
   const shorter = callHint("campaign_metrics", {
-    task_from: formatMetricsParam(last.to.minus({ days: shorterDays })),
-    task_to: formatMetricsParam(last.to),
+    task_from: formatMetricsParam(asked.to.minus({ days: shorterDays })),
+    task_to: formatMetricsParam(asked.to),
   });
+  const takes =
+    plan.total > splitMetricsWindow(asked).length
+      ? "this window and the one it is compared with take"
+      : "this window takes";
   const progress =
-    spans.length > 1
-      ? `the service had answered ${index} of the ${spans.length} requests this window takes (one per ${MAX_METRICS_WINDOW_DAYS} days)`
+    plan.total > 1
+      ? `the service had answered ${index} of the ${plan.total} requests ${takes} (one per ${MAX_METRICS_WINDOW_DAYS} days)`
       : "the service had not answered its request";
   return new CallDeadlineError(
     `campaign_metrics stopped after ${seconds} s, its bound for all of a call's requests (CRM_METRICS_CALL_SECONDS): ${progress}. Nothing is wrong with the input; the service answered slowly. Retry shortly, or ask for a shorter window, e.g. ${shorter}.`,

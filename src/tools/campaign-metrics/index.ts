@@ -3,20 +3,21 @@ import {
   formatMetricsParam,
   KST,
   type MetricsWindow,
-  splitMetricsWindow,
   wallClockMinute,
   windowToExportDates,
   windowToUtc,
 } from "../../api/dates.js";
 import { exportRangesUnderLimit } from "../../api/export-ranges.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
-import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
-import { mayBeAggregating, metricsVsExport } from "../../exports/metrics-vs-export.js";
+import type { MetricsCampaign } from "../../api/schemas.js";
+import { metricsVsExport } from "../../exports/metrics-vs-export.js";
 import { describeCalls, formatNumber, money, type NextCall, nextCall } from "../../format.js";
 import { checkInteger } from "../../mcp/params.js";
 import { defineTool } from "../../mcp/tool.js";
 import { REPORT_VIEW_URI } from "../../resources/report-view.js";
-import { fetchCampaigns } from "./fetch.js";
+import { compareWith } from "./compare.js";
+import { comparisonLines } from "./comparison-text.js";
+import { fetchWindows } from "./fetch.js";
 import {
   DEFAULT_TOP_N,
   inputSchema,
@@ -27,8 +28,15 @@ import {
   type TaskOut,
 } from "./schemas.js";
 import { renderText } from "./text.js";
-import { matches, sortCampaigns, sumAll, summarizeCampaign, taskRow } from "./totals.js";
-import { checkWindowLength, describePeriod, resolveWindow } from "./window.js";
+import {
+  aggregatingIn,
+  matches,
+  sortCampaigns,
+  sumAll,
+  summarizeCampaign,
+  taskRow,
+} from "./totals.js";
+import { checkWindowLength, describePeriod, resolveWindow, shortPeriod } from "./window.js";
 
 /**
  * The campaign_metrics tool: its handler ties the window (campaign-metrics-window.ts), the
@@ -49,25 +57,31 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     checkInteger(args.top_n, "top_n", 1, MAX_TOP_N);
     const window = resolveWindow(args.task_from, args.task_to, runtime.now());
     checkWindowLength(window, runtime.now());
-    const spans = splitMetricsWindow(window);
     // One bound for all of the call's requests, from now: each request also has its own timeout.
     const seconds = runtime.config.metricsCallSeconds;
     const bound = { deadline: Date.now() + seconds * 1000, seconds };
     const api = await runtime.api();
-    const campaigns = await fetchCampaigns(api, spans, args.campaign_schedule_type, call, bound);
+    const { spans, campaigns, other } = await fetchWindows(
+      api,
+      window,
+      args.compare_to,
+      args.campaign_schedule_type,
+      call,
+      bound,
+    );
 
     const filtered = campaigns.filter((c) => matches(c, args));
     const now = runtime.now();
-    const byId = new Map(campaigns.map((c) => [c._id, c]));
-    const aggregating = (t: MetricsTask): boolean => {
-      const campaign = byId.get(t.campaign_id);
-      return campaign !== undefined && mayBeAggregating(t, campaign, now);
-    };
+    const aggregating = aggregatingIn(campaigns, now);
     const summarized = filtered.map((c) => summarizeCampaign(c, aggregating));
     sortCampaigns(summarized, args.sort_by ?? "sent");
     const topN = args.top_n ?? DEFAULT_TOP_N;
-    const shown = summarized.slice(0, topN);
     const totals = sumAll(filtered, aggregating);
+    const compared =
+      other === undefined
+        ? undefined
+        : compareWith({ other, args, now, totals, shown: summarized.slice(0, topN) });
+    const shown = compared?.campaigns ?? summarized.slice(0, topN);
     const kst = describeWindowKst(window);
     const period = describePeriod(window);
 
@@ -136,9 +150,20 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
         more_not_shown: summarized.length - shown.length,
         totals,
         ...(tasks === undefined ? {} : { tasks, tasks_not_shown: tasksNotShown }),
+        ...(compared === undefined ? {} : { comparison: compared.comparison }),
       },
       text: renderText({
         summary,
+        comparison:
+          compared === undefined || other === undefined
+            ? []
+            : comparisonLines(
+                compared.comparison,
+                shortPeriod(other.window),
+                shown.filter((c) => c.previous !== undefined).length,
+                shown.length,
+                Object.keys(filters).length > 0,
+              ),
         nextStep,
         requests: spans.length,
         shown,

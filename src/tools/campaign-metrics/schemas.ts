@@ -3,6 +3,7 @@ import { DEFAULT_METRICS_WINDOW_DAYS } from "../../api/dates.js";
 import { MAX_METRICS_WINDOW_DAYS } from "../../api/limits.js";
 import { SCHEDULE_TYPES } from "../../api/schemas.js";
 import { resultBase } from "../../mcp/params.js";
+import { COMPARE_TO } from "./compare-window.js";
 
 /** campaign_metrics' arguments and result as the model sees them, and the limits they state. */
 
@@ -60,6 +61,12 @@ export const inputSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(`true: also the campaigns' rounds (tasks), up to ${MAX_TASKS_LISTED}.`),
+  compare_to: z
+    .enum(COMPARE_TO)
+    .optional()
+    .describe(
+      "Adds comparison with: previous_period, as long, ending where this starts (11-08..11-14 vs 11-01..11-07); same_period_last_year, the same dates a year back (Feb 29 as Feb 28).",
+    ),
 });
 
 const moneyOutput = z
@@ -98,6 +105,7 @@ const sums = {
       "Computed here: purchase_count_by_open / open_count (the basis of the service's per-round conversion_rate).",
     ),
 };
+const sumsOutput = z.object(sums);
 const campaignOutput = z.object({
   _id: z.string(),
   name: z.string(),
@@ -109,6 +117,9 @@ const campaignOutput = z.object({
   first_scheduled_at: z.string(),
   last_scheduled_at: z.string(),
   ...sums,
+  previous: sumsOutput
+    .optional()
+    .describe("With compare_to: the same sums in the other window, when it had rounds there."),
 });
 export const taskOutput = z.object({
   _id: z.string(),
@@ -128,6 +139,40 @@ export const taskOutput = z.object({
   aggregating: z.boolean().describe("May still be aggregating: an export made now may lack it."),
   open_rate: z.number().nullable().describe("As returned by the service."),
   conversion_rate: z.number().nullable().describe("As returned by the service."),
+});
+
+const changeOutput = z.object({
+  previous: z.number().nullable(),
+  current: z.number().nullable(),
+  delta: z.number().nullable().describe("current - previous; for rates a ratio (0.018 = +1.8 pp)."),
+  pct: z
+    .number()
+    .nullable()
+    .describe("delta / previous in percent (12.5 = +12.5%); null when previous is 0."),
+});
+const moneyChange = z
+  .record(z.string(), changeOutput)
+  .describe("Keyed by currency code: each currency compared with itself only.");
+const comparisonOutput = z.object({
+  compare_to: z.enum(COMPARE_TO),
+  task_from: z.string().describe("Start of the other window (KST, ISO 8601)."),
+  task_to: z.string().describe("End of the other window (KST, ISO 8601, exclusive)."),
+  kst: z.string(),
+  requests: z.number().describe("API requests made for the other window."),
+  matched_campaigns: z.number().describe("Campaigns matching all filters there; 0: no data."),
+  totals: sumsOutput.describe("The sums over the other window, with the same filters."),
+  change: z.object({
+    sent_count: changeOutput,
+    received_count: changeOutput,
+    open_count: changeOutput,
+    click_count: changeOutput,
+    purchase_count: changeOutput,
+    computed_open_rate: changeOutput,
+    computed_click_rate: changeOutput,
+    computed_conversion_rate: changeOutput,
+    revenue: moneyChange,
+    cost: moneyChange,
+  }),
 });
 
 export const outputSchema = z.object({
@@ -152,7 +197,7 @@ export const outputSchema = z.object({
     .array(campaignOutput)
     .describe("The top campaigns by sort_by; sums over their rounds (tasks)."),
   more_not_shown: z.number(),
-  totals: z.object(sums).describe("The same sums over all matched campaigns."),
+  totals: sumsOutput.describe("The same sums over all matched campaigns."),
   tasks: z
     .array(taskOutput)
     .optional()
@@ -161,10 +206,16 @@ export const outputSchema = z.object({
     .number()
     .optional()
     .describe("Older rounds not returned at all (narrow the window or filter to see them)."),
+  comparison: comparisonOutput
+    .optional()
+    .describe(
+      "With compare_to: the other window, its totals and change per metric {previous, current, delta, pct}.",
+    ),
 });
 
 export type SortKey = (typeof SORT_KEYS)[number];
 export type CampaignMetricsArgs = z.output<typeof inputSchema>;
 export type CampaignOut = z.output<typeof campaignOutput>;
 export type TaskOut = z.output<typeof taskOutput>;
-export type Sums = z.output<z.ZodObject<typeof sums>>;
+export type Sums = z.output<typeof sumsOutput>;
+export type ComparisonOut = z.output<typeof comparisonOutput>;

@@ -16,6 +16,8 @@ import { type CampaignOut, type Sums, TASKS_IN_TEXT, type TaskOut } from "./sche
 
 export interface TextParts {
   summary: string;
+  /** With compare_to: the changes, which lead the text right after the summary. */
+  comparison: string[];
   nextStep: string;
   /** API requests made (more than one when the window was split). */
   requests: number;
@@ -39,6 +41,7 @@ function plural(n: number, noun: string): string {
 export function renderText(parts: TextParts): string {
   const {
     summary,
+    comparison,
     nextStep,
     requests,
     shown,
@@ -50,7 +53,7 @@ export function renderText(parts: TextParts): string {
     zone,
     vsExport,
   } = parts;
-  const lines = [summary];
+  const lines = [summary, ...comparison];
   if (requests > 1)
     lines.push(
       `(Window longer than ${MAX_METRICS_WINDOW_DAYS} days: ${requests} requests merged.)`,

@@ -1,4 +1,5 @@
 import type { MetricsCampaign, MetricsTask } from "../../api/schemas.js";
+import { mayBeAggregating } from "../../exports/metrics-vs-export.js";
 import { roundRatio } from "../../format.js";
 import type { CampaignMetricsArgs, CampaignOut, SortKey, Sums, TaskOut } from "./schemas.js";
 
@@ -60,6 +61,15 @@ function withRates(s: Sums): Sums {
 
 /** Whether a round may still be aggregating (see metrics-vs-export.ts). */
 export type IsAggregating = (t: MetricsTask) => boolean;
+
+/** IsAggregating for the rounds of `campaigns`, each judged by its own campaign's deadline. */
+export function aggregatingIn(campaigns: readonly MetricsCampaign[], now: number): IsAggregating {
+  const byId = new Map(campaigns.map((c) => [c._id, c]));
+  return (t) => {
+    const campaign = byId.get(t.campaign_id);
+    return campaign !== undefined && mayBeAggregating(t, campaign, now);
+  };
+}
 
 function addTask(s: Sums, t: MetricsTask, aggregating: boolean): void {
   s.task_count += 1;

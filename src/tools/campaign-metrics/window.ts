@@ -27,6 +27,22 @@ export function describePeriod(window: MetricsWindow): string {
   return `${from.toISODate()} to ${last.toISODate()} (inclusive, KST)`;
 }
 
+/**
+ * The window as short as the text can name it: `2026-10-01..2026-10-31` (both days included)
+ * when it is whole KST days, one date for one day, else its exact KST times.
+ */
+export function shortPeriod(window: MetricsWindow): string {
+  const from = window.from.setZone(KST);
+  const to = window.to.setZone(KST);
+  const midnight = (dt: DateTime) => dt.equals(dt.startOf("day"));
+  if (!midnight(from) || !midnight(to)) {
+    return `${from.toFormat("yyyy-MM-dd HH:mm")}..${to.toFormat("yyyy-MM-dd HH:mm")} KST (end exclusive)`;
+  }
+  const first = from.toISODate() as string;
+  const last = to.minus({ days: 1 }).toISODate() as string;
+  return first === last ? first : `${first}..${last}`;
+}
+
 /** The window asked for: task_to defaults to today (KST), task_from to DEFAULT_DAYS before it. */
 export function resolveWindow(
   from: string | undefined,
