@@ -50,9 +50,15 @@ function countText(value: number | null, unit: string): string {
   return value === null ? "-" : `${formatNumber(value)}${unit}`;
 }
 
-function describeChange(kind: "rate" | "amount", change: Change, unit: string): string | undefined {
+/** "open rate 12.4% (▲ +1.8 pp)"; undefined when there is nothing in either window. */
+function describeChange(
+  label: string,
+  kind: "rate" | "amount",
+  change: Change,
+  unit: string,
+): string | undefined {
   const { previous, current, delta, pct } = change;
-  const shown = kind === "rate" ? percent(current) : countText(current, unit);
+  const shown = `${label} ${kind === "rate" ? percent(current) : countText(current, unit)}`;
   if (previous === null && current === null) return undefined;
   if (previous === null) return `${shown} (none before)`;
   if (current === null || delta === null) {
@@ -81,17 +87,20 @@ function items(comparison: ComparisonOut): Item[] {
   const { change } = comparison;
   const out: Item[] = [];
   const add = (label: string, c: Change, text: string | undefined) => {
-    if (text !== undefined) out.push({ label, change: c, text: `${label} ${text}` });
+    if (text !== undefined) out.push({ label, change: c, text });
   };
   for (const key of COMPARED_RATES) {
-    add(RATE_LABELS[key], change[key], describeChange("rate", change[key], ""));
+    const label = RATE_LABELS[key];
+    add(label, change[key], describeChange(label, "rate", change[key], ""));
   }
   for (const key of COMPARED_COUNTS) {
-    add(COUNT_LABELS[key], change[key], describeChange("amount", change[key], ""));
+    const label = COUNT_LABELS[key];
+    add(label, change[key], describeChange(label, "amount", change[key], ""));
   }
   for (const key of COMPARED_MONEY) {
     for (const [currency, c] of Object.entries(change[key])) {
-      add(MONEY_LABELS[key], c, describeChange("amount", c, ` ${currency}`));
+      const label = `${MONEY_LABELS[key]} ${currency}`;
+      add(label, c, describeChange(MONEY_LABELS[key], "amount", c, ` ${currency}`));
     }
   }
   // Stable: equal weights keep rates, then counts, then money.

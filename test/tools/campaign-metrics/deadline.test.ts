@@ -116,6 +116,42 @@ describe("campaign_metrics' bound for all of a call's requests", () => {
     ]);
   }, 20_000);
 
+  it("counts the compared window's requests under the same bound, and advises on the asked window", async () => {
+    // The asked window is answered at once; the previous period's request is held past the bound.
+    const held: Held[] = [];
+    const hold = holdFor(60_000, held);
+    let answered = 0;
+    fixture.setDefault((request, response) => {
+      if (answered++ > 0) return hold(request, response);
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ campaigns: [] }));
+    });
+    const client = await connect({ CRM_METRICS_CALL_SECONDS: "1.5" });
+    const result = toResult(
+      await client.callTool({
+        name: "campaign_metrics",
+        arguments: {
+          task_from: "2026-11-01",
+          task_to: "2026-11-20",
+          compare_to: "previous_period",
+        },
+      }),
+    );
+    expect(result.isError).toBe(true);
+    expect(result.text).toContain(
+      "the service had answered 1 of the 2 requests this window and the one it is compared with take (one per 180 days).",
+    );
+    // The shorter window ends where the asked one ends, not where the compared one does.
+    expect(result.text).toContain(
+      'e.g. campaign_metrics {"task_from":"2026-11-11T00:00:00+09:00","task_to":"2026-11-21T00:00:00+09:00"}',
+    );
+    expect(fixture.requests.map((r) => r.query.get("task_to"))).toEqual([
+      "2026-11-21T00:00:00+09:00",
+      "2026-11-01T00:00:00+09:00",
+    ]);
+    expect(await held[0]?.closedEarly).toBe(true);
+  }, 20_000);
+
   it("a single request held past the bound ends the call with the same advice", async () => {
     const held: Held[] = [];
     fixture.setDefault(holdFor(60_000, held));
