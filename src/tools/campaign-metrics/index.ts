@@ -21,7 +21,6 @@ import { fetchWindows } from "./fetch.js";
 import {
   DEFAULT_TOP_N,
   inputSchema,
-  MAX_CALL_WINDOW_DAYS,
   MAX_TASKS_LISTED,
   MAX_TOP_N,
   outputSchema,
@@ -46,9 +45,9 @@ import { checkWindowLength, describePeriod, resolveWindow, shortPeriod } from ".
 export default defineTool({
   name: "campaign_metrics",
   title: "Campaign metrics",
-  description: `Campaigns with a round in a window, ranked, with sends, opens, clicks, purchases, revenue and cost (per currency) summed over rounds. Use first, to find a campaign (its _id feeds start_export) or to report on any period.
-Returns the top campaigns, totals over all matches, rates from sums (computed_*), rounds with include_tasks. Windows are in KST; over ${MAX_METRICS_WINDOW_DAYS} days they are split and merged (up to ${MAX_CALL_WINDOW_DAYS} days).
-Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "sort_by": "revenue", "top_n": 10}`,
+  description: `Campaigns with rounds in a window, ranked; sends, opens, clicks, purchases, revenue and cost (per currency) summed. Use first: find a campaign (its _id feeds start_export), report on a period, compare it with another.
+Returns top campaigns, totals over all matches, rates from sums (computed_*). Dates in KST; over ${MAX_METRICS_WINDOW_DAYS} days split and merged.
+Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "compare_to": "previous_period"}`,
   inputSchema,
   outputSchema,
   appView: REPORT_VIEW_URI,

@@ -35,37 +35,35 @@ export const inputSchema = z.strictObject({
   task_from: z
     .string()
     .optional()
-    .describe(
-      `Start, inclusive: YYYY-MM-DD or ISO 8601 (KST). Default: ${DEFAULT_DAYS} days back.`,
-    ),
+    .describe(`Start: YYYY-MM-DD or ISO 8601 (KST). Default ${DEFAULT_DAYS} days back.`),
   task_to: z
     .string()
     .optional()
     .describe(
-      `End: a YYYY-MM-DD day is included; a date-time is exclusive. Default: today. At most ${MAX_CALL_WINDOW_DAYS} days.`,
+      `End: a YYYY-MM-DD day included, a date-time exclusive. Default today; at most ${MAX_CALL_WINDOW_DAYS} days.`,
     ),
-  campaign_schedule_type: z.enum(SCHEDULE_TYPES).optional().describe("Only this kind."),
-  campaign_ids: z.array(z.string()).optional().describe("Only these IDs."),
-  tag: z.string().optional().describe("Only this tag (case-insensitive)."),
-  name_contains: z.string().optional().describe("Name contains (case-insensitive)."),
+  campaign_schedule_type: z.enum(SCHEDULE_TYPES).optional(),
+  campaign_ids: z.array(z.string()).optional(),
+  tag: z.string().optional().describe("Case-insensitive."),
+  name_contains: z.string().optional().describe("Case-insensitive."),
   sort_by: z
     .enum(SORT_KEYS)
     .optional()
-    .describe("Default sent; revenue ranks KRW first; latest: most recent round."),
+    .describe("Default sent; revenue: KRW first; latest: newest round."),
   top_n: z
     .number()
     .meta({ minimum: 1, maximum: MAX_TOP_N })
     .optional()
-    .describe(`1 to ${MAX_TOP_N} (default ${DEFAULT_TOP_N}); totals cover all matches.`),
+    .describe(`Default ${DEFAULT_TOP_N}.`),
   include_tasks: z
     .boolean()
     .optional()
-    .describe(`true: also the campaigns' rounds (tasks), up to ${MAX_TASKS_LISTED}.`),
+    .describe(`true: also their rounds, up to ${MAX_TASKS_LISTED}.`),
   compare_to: z
     .enum(COMPARE_TO)
     .optional()
     .describe(
-      "Adds comparison with: previous_period, as long, ending where this starts (11-08..11-14 vs 11-01..11-07); same_period_last_year, the same dates a year back (Feb 29 as Feb 28).",
+      "Adds comparison with previous_period (same length, just before) or same_period_last_year (same dates a year back; Feb 29 as Feb 28).",
     ),
 });
 
@@ -208,9 +206,7 @@ export const outputSchema = z.object({
     .describe("Older rounds not returned at all (narrow the window or filter to see them)."),
   comparison: comparisonOutput
     .optional()
-    .describe(
-      "With compare_to: the other window, its totals and change per metric {previous, current, delta, pct}.",
-    ),
+    .describe("With compare_to: other window's totals, change: {previous, current, delta, pct}"),
 });
 
 export type SortKey = (typeof SORT_KEYS)[number];
