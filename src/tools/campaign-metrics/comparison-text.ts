@@ -116,10 +116,10 @@ export function comparisonLines(
 ): string[] {
   const against = `Against ${COMPARE_LABELS[comparison.compare_to]} (${period}, KST)`;
   if (comparison.matched_campaigns === 0) {
-    const which = filtered ? "no campaign matching these filters" : "no campaign";
-    return [
-      `${against}: no data, ${which} had rounds then (the service's data may not reach back that far), so there is nothing to compare.`,
-    ];
+    const why = filtered
+      ? "no campaign matching these filters had rounds then"
+      : "no campaign had rounds then (the service's data may not reach back that far)";
+    return [`${against}: no data, ${why}, so there is nothing to compare.`];
   }
   const all = items(comparison);
   const moved = all.filter((i) => !little(i.change)).map((i) => i.text);

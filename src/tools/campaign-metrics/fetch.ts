@@ -41,28 +41,24 @@ export async function fetchWindows(
   bound: Bound,
 ): Promise<FetchedWindows> {
   const spans = splitMetricsWindow(window);
-  const otherWindow = compareTo === undefined ? undefined : comparisonWindow(window, compareTo);
-  const otherSpans = otherWindow === undefined ? [] : splitMetricsWindow(otherWindow);
+  const other =
+    compareTo === undefined
+      ? undefined
+      : { compareTo, window: comparisonWindow(window, compareTo) };
+  const otherSpans = other === undefined ? [] : splitMetricsWindow(other.window);
   const total = spans.length + otherSpans.length;
   const campaigns = await fetchCampaigns(api, spans, scheduleType, call, bound, {
     asked: window,
     before: 0,
     total,
   });
-  if (compareTo === undefined || otherWindow === undefined) {
-    return { spans, campaigns, other: undefined };
-  }
+  if (other === undefined) return { spans, campaigns, other: undefined };
   const plan = { asked: window, before: spans.length, total };
   const others = await fetchCampaigns(api, otherSpans, scheduleType, call, bound, plan);
   return {
     spans,
     campaigns,
-    other: {
-      compareTo,
-      window: otherWindow,
-      requests: otherSpans.length,
-      campaigns: others,
-    },
+    other: { ...other, requests: otherSpans.length, campaigns: others },
   };
 }
 

@@ -38,8 +38,9 @@ import {
 import { checkWindowLength, describePeriod, resolveWindow, shortPeriod } from "./window.js";
 
 /**
- * The campaign_metrics tool: its handler ties the window (campaign-metrics-window.ts), the
- * requests (-fetch), the sums (-totals) and the text (-text) together, and picks the next step.
+ * The campaign_metrics tool: its handler ties the window (window.ts), the requests (fetch.ts),
+ * the sums (totals.ts), the comparison with compare_to (compare.ts) and the text (text.ts)
+ * together, and picks the next step.
  */
 
 export default defineTool({
@@ -79,7 +80,7 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
     const compared =
       other === undefined
         ? undefined
-        : compareWith({ other, args, now, totals, shown: summarized.slice(0, topN) });
+        : { other, ...compareWith({ other, args, now, totals, shown: summarized.slice(0, topN) }) };
     const shown = compared?.campaigns ?? summarized.slice(0, topN);
     const kst = describeWindowKst(window);
     const period = describePeriod(window);
@@ -154,11 +155,11 @@ Example: campaign_metrics {"task_from": "2026-10-01", "task_to": "2026-10-31", "
       text: renderText({
         summary,
         comparison:
-          compared === undefined || other === undefined
+          compared === undefined
             ? []
             : comparisonLines(
                 compared.comparison,
-                shortPeriod(other.window),
+                shortPeriod(compared.other.window),
                 shown.filter((c) => c.previous !== undefined).length,
                 shown.length,
                 Object.keys(filters).length > 0,

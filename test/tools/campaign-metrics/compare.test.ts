@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildReport } from "../../../src/report/model.js";
 import { startSandbox } from "../../../src/sandbox/index.js";
 import type { MetricsResponse } from "../../../src/sandbox/spec.js";
 import { createWorld, type World } from "../../../src/sandbox/world/index.js";
@@ -211,6 +212,19 @@ describe("campaign_metrics compare_to previous_period", () => {
     expect(structured.comparison.totals).toEqual(previous.structured.totals);
   });
 
+  it("leaves the report view's drawing as it is without compare_to", async () => {
+    const args = { task_from: "2026-11-08", task_to: "2026-11-14" };
+    const plain = await h.call("campaign_metrics", args);
+    const compared = await h.call("campaign_metrics", { ...args, compare_to: "previous_period" });
+    expect(compared.structured.comparison).toBeDefined();
+    // Both whole: a result cut to the budget says so on the page, which is not the point here.
+    expect([plain.structured.truncated, compared.structured.truncated]).toEqual([
+      undefined,
+      undefined,
+    ]);
+    expect(buildReport(compared.structured, "view")).toEqual(buildReport(plain.structured, "view"));
+  });
+
   it("refuses an unknown compare_to before any request, naming the values", async () => {
     const before = h.sandbox.faults.requestCounts.campaign_metrics;
     const r = await h.call("campaign_metrics", {
@@ -257,6 +271,27 @@ describe("campaign_metrics compare_to same_period_last_year", () => {
     expect(comparison.change.computed_open_rate?.pct).toBeNull();
     expect(r.text.split("\n")[1]).toBe(
       "Against the same period last year (2025-11-01..2025-11-21, KST): no data, no campaign had rounds then (the service's data may not reach back that far), so there is nothing to compare.",
+    );
+  });
+});
+
+describe("campaign_metrics compare_to with filters", () => {
+  it("says no campaign matching the filters ran in the other window", async () => {
+    // A one-off campaign: its only round is on November 2.
+    const once = h.sandbox.world.campaigns.find((c) => c.name === "카드사 제휴 할인 안내 A/B");
+    if (once === undefined) throw new Error("no one-off campaign in the sandbox world");
+    expect(once.tasks).toHaveLength(1);
+    const r = await h.call("campaign_metrics", {
+      task_from: "2026-11-01",
+      task_to: "2026-11-07",
+      campaign_ids: [once._id],
+      compare_to: "previous_period",
+    });
+    expect(r.structured.matched_campaigns).toBe(1);
+    expect((r.structured.comparison as { matched_campaigns: number }).matched_campaigns).toBe(0);
+    expect((r.structured.campaigns as Array<Record<string, unknown>>)[0]?.previous).toBeUndefined();
+    expect(r.text.split("\n")[1]).toBe(
+      "Against the previous period (2026-10-25..2026-10-31, KST): no data, no campaign matching these filters had rounds then, so there is nothing to compare.",
     );
   });
 });
