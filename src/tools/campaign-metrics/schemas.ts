@@ -146,7 +146,7 @@ const changeOutput = z.object({
   pct: z
     .number()
     .nullable()
-    .describe("delta / previous in percent (12.5 = +12.5%); null when previous is 0."),
+    .describe("delta / previous in percent (12.5 = +12.5%); null when previous is 0 or null."),
 });
 const moneyChange = z
   .record(z.string(), changeOutput)
