@@ -1,7 +1,7 @@
 // Bundles the bin after tsc: dist/cli.js becomes one ESM file holding the MCP server's start
 // (our modules, the MCP SDK, zod) with each lazily imported subcommand in its own chunk under
 // dist/cli-chunks/, so starting the server reads a few files instead of ~260 modules.
-// DuckDB (native) stays external (scripts/lib/bin-externals.mjs). The summary's worker thread (dist/analysis/campaign-worker.js)
+// DuckDB (native) stays external (scripts/lib/bin-externals.mjs). The summary's worker thread (dist/analysis/campaign/tally-worker.js)
 // is bundled in place too, sharing the chunks: it starts while the summary runs, and reading its
 // ~25 modules one by one delayed its first row by about 50 ms. The library entry
 // (dist/index.js) and every other module in dist/ stay as tsc wrote them: tests import them.
@@ -15,7 +15,7 @@ import { onlyEnglishZodLocales } from "./lib/only-english-zod-locales.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
 const entry = join(dist, "cli.js");
-const worker = join(dist, "analysis", "campaign-worker.js");
+const worker = join(dist, "analysis", "campaign", "tally-worker.js");
 const CHUNKS = "cli-chunks";
 
 if (

@@ -246,3 +246,25 @@ describe("folders and the arrows between them", () => {
     expect(arrows().get("tools -> mcp")?.length).toBeGreaterThan(0);
   });
 });
+
+describe("the analysis' rooms", () => {
+  const ANALYSIS = join(SRC, "analysis");
+  /** Each folder's README.md and the files it must name (i18n's words are named by their folder). */
+  const unnamedIn = (folder: string): string[] => {
+    const readme = readFileSync(join(ANALYSIS, folder, "README.md"), "utf8");
+    return readdirSync(join(ANALYSIS, folder), { withFileTypes: true })
+      .filter(
+        (e) =>
+          e.name !== "README.md" && !readme.includes(`\`${e.name}${e.isDirectory() ? "/" : ""}\``),
+      )
+      .map((e) => join(folder, e.name));
+  };
+
+  it("keep src/analysis to at most 16 entries at its top level", () => {
+    expect(readdirSync(ANALYSIS).length).toBeLessThanOrEqual(16);
+  });
+
+  it("are each described file by file in a README.md", () => {
+    expect(["", "csv", "campaign", "scenario"].flatMap(unnamedIn)).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 import { realpath, stat } from "node:fs/promises";
 import { extname } from "node:path";
-import { summarizeCampaignCsv } from "./campaign-summary.js";
+import { summarizeCampaignCsv } from "./campaign/summary.js";
 import { AnalysisError } from "./errors.js";
 import type { SummaryResult } from "./schemas.js";
 
@@ -77,6 +77,6 @@ export async function summarizeFile(
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
     });
   }
-  const { summarizeScenarioXlsx } = await import("./scenario-summary.js");
+  const { summarizeScenarioXlsx } = await import("./scenario/summary.js");
   return summarizeScenarioXlsx(real, info.size, options.signal);
 }

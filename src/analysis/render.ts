@@ -1,5 +1,5 @@
 import { markdownText, formatCount as n, percent as pct, table } from "../format.js";
-import { CONTROL_GROUP } from "./campaign-columns.js";
+import { CONTROL_GROUP } from "./campaign/columns.js";
 import {
   type Lang,
   type MoreAt,

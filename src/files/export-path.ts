@@ -88,7 +88,7 @@ export async function checkInsideFolder(path: string, folders: ReadableFolders):
   throw new ExportFileError(outsideText(JSON.stringify(path), folders), "outside_data_folder");
 }
 
-/** Why an empty file is refused and what to do (analysis/campaign-one-pass.ts says it too). */
+/** Why an empty file is refused and what to do (analysis/campaign/tally-in-one-pass.ts says it too). */
 const EMPTY_EXPORT =
   "an export always holds at least its header (campaign CSV) or its sheets (scenario XLSX). Download or export it again.";
 

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { readScenarioWorkbook, type ScenarioWorkbook } from "../analysis/scenario-workbook.js";
+import { readScenarioWorkbook, type ScenarioWorkbook } from "../analysis/scenario/workbook.js";
 import type { DuckDb } from "./engine.js";
 import { sqlIdentifier } from "./events-view.js";
 import type { QuerySource } from "./sources.js";

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AnalysisError, summarizeFile } from "../../src/analysis/index.js";
-import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
-import { rawZip } from "./xlsx-fixture.js";
+import { campaignRows, HEADER, toCsv } from "./campaign/fixture.js";
+import { rawZip } from "./scenario/xlsx-fixture.js";
 
 let dir: string;
 let good: string;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordLoadsTo } from "../helpers/load-recorder.js";
-import { campaignRows, HEADER, toCsv } from "./campaign-fixture.js";
+import { campaignRows, HEADER, toCsv } from "./campaign/fixture.js";
 
 /** The built bin's `summarize` command (dist/ is built first by this file's vitest project). */
 
@@ -112,7 +112,7 @@ describe("crm-insights-mcp summarize", () => {
     expect(two.stderr).toBe("");
     expect([one.code, two.code]).toEqual([0, 0]);
     // The worker script ran with two threads only (the loads of both threads are recorded).
-    const worker = "/dist/analysis/campaign-worker.js";
+    const worker = "/dist/analysis/campaign/tally-worker.js";
     expect((await readFile(loads(1), "utf8")).includes(worker)).toBe(false);
     expect((await readFile(loads(2), "utf8")).includes(worker)).toBe(true);
     expect((JSON.parse(one.stdout) as { rows: number }).rows).toBeGreaterThan(10_000);

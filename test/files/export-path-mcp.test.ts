@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 
 /**

@@ -13,7 +13,7 @@ import { loadHttpSettings } from "../../src/http/http-config.js";
 import { startHttpServer } from "../../src/http/http-server.js";
 import { createRuntime } from "../../src/runtime.js";
 import { createServer } from "../../src/server.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 

@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/config.js";
 import { DEFAULT_RESULT_TOKENS, MAX_RESULT_TOKENS } from "../../src/config-values.js";
 import { estimateTokens, fitToBudget } from "../../src/mcp/result-budget.js";
 import { createServer } from "../../src/server.js";
-import { HEADER, toCsv } from "../analysis/campaign-fixture.js";
+import { HEADER, toCsv } from "../analysis/campaign/fixture.js";
 import { type FixtureServer, startFixtureServer } from "../helpers/fixture-server.js";
 import { SANDBOX_NOW, toResult } from "../helpers/tool-harness.js";
 

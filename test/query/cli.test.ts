@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
-import { campaignRows, HEADER, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, HEADER, toCsv } from "../analysis/campaign/fixture.js";
 
 /** The built bin's `query` command (dist/ is built first by this file's vitest project). */
 

@@ -8,7 +8,7 @@ import { queryCacheFolder, sweepQueryCache } from "../../src/query/cache-files.j
 import { queryFiles } from "../../src/query/index.js";
 import { conversionsSettled } from "../../src/query/parquet-cache.js";
 import type { QuerySource } from "../../src/query/sources.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 
 /**
  * The Parquet copies of exports: made once and reused, made again when the export changes,

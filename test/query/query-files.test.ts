@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type QueryResult, queryFiles } from "../../src/query/index.js";
-import { campaignRows, HEADER, toCsv } from "../analysis/campaign-fixture.js";
-import { buildXlsx, METRICS } from "../analysis/xlsx-fixture.js";
+import { campaignRows, HEADER, toCsv } from "../analysis/campaign/fixture.js";
+import { buildXlsx, METRICS } from "../analysis/scenario/xlsx-fixture.js";
 
 /**
  * Answers of the `events` view compared with counts computed here from the rows the files were

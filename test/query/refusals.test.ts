@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, queryFiles } from "../../src/query/index.js";
 import { requireInsideFolder } from "../../src/query/sources.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 
 /**
  * Everything that is not one read-only query over the chosen exports is refused, whatever the

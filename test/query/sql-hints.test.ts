@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, queryFiles } from "../../src/query/index.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
-import { buildXlsx, METRICS } from "../analysis/xlsx-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
+import { buildXlsx, METRICS } from "../analysis/scenario/xlsx-fixture.js";
 
 /** The hint under DuckDB's message speaks of what the statement wrote and the tables it reads. */
 

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { campaignRows, eventRow, HEADER, mulberry32, toCsv } from "../analysis/campaign-fixture.js";
-import { buildXlsx, METRICS, withRatios } from "../analysis/xlsx-fixture.js";
+import { campaignRows, eventRow, HEADER, mulberry32, toCsv } from "../analysis/campaign/fixture.js";
+import { buildXlsx, METRICS, withRatios } from "../analysis/scenario/xlsx-fixture.js";
 
 /**
  * Known export files for the report tests: the campaign fixture of the analysis tests (A/B groups,

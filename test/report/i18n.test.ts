@@ -13,7 +13,7 @@ import {
   warningText,
 } from "../../src/report/i18n/index.js";
 import { ko } from "../../src/report/i18n/ko.js";
-import { buildXlsx, METRICS } from "../analysis/xlsx-fixture.js";
+import { buildXlsx, METRICS } from "../analysis/scenario/xlsx-fixture.js";
 import { writeCampaignCsv } from "./fixtures.js";
 import { englishWords } from "./visible-text.js";
 

@@ -1,8 +1,8 @@
 import { formatCount as n, percent as pct } from "../../format.js";
-import { CONTROL_GROUP } from "../campaign-columns.js";
-import { roundRowsPhrase } from "../round-rows.js";
+import { CONTROL_GROUP } from "../campaign/columns.js";
+import { roundRowsPhrase } from "../campaign/round-rows.js";
+import { roundsPhrase } from "../campaign/send-rounds.js";
 import type { CampaignRound, CampaignSummary, Comparison, ScenarioSummary } from "../schemas.js";
-import { roundsPhrase } from "../send-rounds.js";
 import { type ControlReadout, readoutEn } from "./readout-en.js";
 
 /**

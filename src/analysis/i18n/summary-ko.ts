@@ -1,5 +1,5 @@
 import { formatCount as n, percent as pct } from "../../format.js";
-import { AMOUNT_KEYS } from "../revenue.js";
+import { AMOUNT_KEYS } from "../campaign/revenue.js";
 import type { CampaignRound } from "../schemas.js";
 import { formatP, ratio } from "../stats.js";
 import { readoutKo } from "./readout-ko.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFileInUse } from "../../../src/files/in-use.js";
-import { campaignRows, toCsv } from "../../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../../analysis/campaign/fixture.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 import { waitUntil } from "../../helpers/wait-until.js";
 

@@ -6,7 +6,7 @@ import type { ToolCall, ToolRuntime } from "../../../src/mcp/tool.js";
 import type { RunningSandbox } from "../../../src/sandbox/types.js";
 import startExport from "../../../src/tools/start-export.js";
 import summarizeExport from "../../../src/tools/summarize-export.js";
-import { campaignRows, toCsv } from "../../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../../analysis/campaign/fixture.js";
 import { type RuntimeHarness, startRuntimeHarness } from "../../helpers/tool-harness.js";
 
 const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
