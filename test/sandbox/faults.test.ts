@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { client, manualClock, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Fault injection (issue 3, item 6): injected statuses, delays, dropped connections, cut downloads.
 const sandbox = await sandboxForFile();
 const api = client(sandbox);
-const slot = sandbox.world.slots.find((s) => s.state === "active" && s.warmupMs === 0)?.key ?? "";
+const slot = must(
+  sandbox.world.slots.find((s) => s.state === "active" && s.warmupMs === 0)?.key,
+  "active slot without a warm-up",
+);
 const campaignId = sandbox.world.campaigns.find(
   (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated),
 )?._id;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { client, manualClock, sandboxForFile } from "./support.js";
 
 // Spec 2.1, 2.2, 4.1, 7.1 and the limits of 8.
@@ -6,12 +7,18 @@ const clock = manualClock();
 const sandbox = await sandboxForFile({ clock: clock.read });
 const api = client(sandbox);
 const slots = sandbox.world.slots;
-const popular = slots.find((s) => s.state === "active" && s.kind === "popular" && s.warmupMs === 0);
-const warming = slots.find((s) => s.state === "active" && s.warmupMs > 0);
+const popular = must(
+  slots.find((s) => s.state === "active" && s.kind === "popular" && s.warmupMs === 0),
+  "active popular slot without a warm-up",
+);
+const warming = must(
+  slots.find((s) => s.state === "active" && s.warmupMs > 0),
+  "active slot that warms up",
+);
 
 describe("200", () => {
   it("returns item_ids and a metadata object, honouring limit and offset", async () => {
-    const key = popular?.key ?? "";
+    const key = popular.key;
     const first = await api.recommend(key, { limit: 5 });
     expect(first.status).toBe(200);
     const items = first.body.item_ids as string[];
@@ -29,7 +36,7 @@ describe("200", () => {
   });
   it("narrows by category_id", async () => {
     const product = sandbox.world.products[0];
-    const res = await api.recommend(popular?.key ?? "", {
+    const res = await api.recommend(popular.key, {
       category_id: product?.category_id,
       limit: 50,
     });
@@ -49,35 +56,38 @@ describe("400 on an invalid body (not shown by the spec; documented)", () => {
     ["item_ids not an array", { item_ids: "p1" }],
     ["a numeric user", { platform_user_id: 7 }],
   ])("rejects %s", async (_name, body) => {
-    const res = await api.recommend(popular?.key ?? "", body);
+    const res = await api.recommend(popular.key, body);
     expect(res.status).toBe(400);
     expect(typeof res.body.message).toBe("string");
   });
   it("rejects a body that is not JSON", async () => {
-    expect((await api.recommend(popular?.key ?? "", "{not json")).status).toBe(400);
-    expect((await api.recommend(popular?.key ?? "", "[1]")).status).toBe(400);
+    expect((await api.recommend(popular.key, "{not json")).status).toBe(400);
+    expect((await api.recommend(popular.key, "[1]")).status).toBe(400);
   });
   it("accepts the limits' edges", async () => {
-    expect((await api.recommend(popular?.key ?? "", { limit: 1 })).status).toBe(200);
-    expect((await api.recommend(popular?.key ?? "", { limit: 1000 })).status).toBe(200);
+    expect((await api.recommend(popular.key, { limit: 1 })).status).toBe(200);
+    expect((await api.recommend(popular.key, { limit: 1000 })).status).toBe(200);
   });
 });
 
 describe("404 and 412", () => {
   it("answers 404 for an inactive, a temporarily saved and an unknown slot", async () => {
-    const inactive = slots.find((s) => s.state === "inactive");
-    const temporary = slots.find((s) => s.state === "temporary");
-    expect(inactive).toBeDefined();
-    expect(temporary).toBeDefined();
-    for (const key of [inactive?.key ?? "", temporary?.key ?? "", "no_such_slot"]) {
+    const inactive = must(
+      slots.find((s) => s.state === "inactive"),
+      "inactive slot",
+    );
+    const temporary = must(
+      slots.find((s) => s.state === "temporary"),
+      "temporarily saved slot",
+    );
+    for (const key of [inactive.key, temporary.key, "no_such_slot"]) {
       expect((await api.recommend(key, {})).status).toBe(404);
     }
   });
   it("answers 412 while the slot's cache warms, then 200", async () => {
-    expect(warming).toBeDefined();
-    const key = warming?.key ?? "";
+    const key = warming.key;
     expect((await api.recommend(key, {})).status).toBe(412);
-    clock.advance((warming?.warmupMs ?? 0) + 1);
+    clock.advance(warming.warmupMs + 1);
     expect((await api.recommend(key, {})).status).toBe(200);
   });
 });

@@ -38,7 +38,7 @@ const PROPERTIES = [
 ];
 
 /** A made-up export taking every path of the row pass: every event in rounds written every way. */
-function sampleExport(): Buffer {
+export function warmUpSample(): Buffer {
   const lines = [CAMPAIGN_CSV_COLUMNS.join(",")];
   for (let i = 0; i < 168; i++) {
     const event = EVENTS[i % EVENTS.length] as string;
@@ -110,7 +110,7 @@ export function warmUpRowPass(conversionType: string | undefined): CampaignTally
   if (warm) return [];
   warm = true;
   exerciseMaps();
-  const sample = sampleExport();
+  const sample = warmUpSample();
   const tallies: CampaignTally[] = [];
   // In small slices and pieces, so records and quoted fields cross their ends as in a real read.
   // Slices of 16 KiB twice: the scanner's call of the row handler for whole records (never taken

@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { must } from "../../helpers/must.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 let h: Harness;
@@ -13,7 +14,7 @@ afterAll(async () => {
 
 describe("recommend_products", () => {
   it("returns the slot's IDs in order with metadata, as the world recommends", async () => {
-    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const user = must(h.sandbox.world.sampleUserIds[0], "sample user id");
     const r = await h.call("recommend_products", {
       slot_key: "home_personalized",
       platform_user_id: user,
@@ -47,7 +48,7 @@ describe("recommend_products", () => {
     expect(own.structured.summary).toContain("recommended by slot best_sellers");
 
     // A behaviour slot without item_ids: the service picks the user's latest product.
-    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const user = must(h.sandbox.world.sampleUserIds[0], "sample user id");
     const chosen = await h.call("recommend_products", {
       slot_key: "pdp_co_viewed",
       platform_user_id: user,
@@ -112,7 +113,7 @@ describe("recommend_products", () => {
 
 describe("long answers", () => {
   it("shows 20 products and says on its own line how many more are in structuredContent", async () => {
-    const user = h.sandbox.world.sampleUserIds[0] ?? "";
+    const user = must(h.sandbox.world.sampleUserIds[0], "sample user id");
     const r = await h.call("recommend_products", {
       slot_key: "home_personalized",
       platform_user_id: user,

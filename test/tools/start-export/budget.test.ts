@@ -10,6 +10,7 @@ import type { ToolRuntime } from "../../../src/mcp/tool.js";
 import { startSandbox } from "../../../src/sandbox/index.js";
 import { createServer } from "../../../src/server.js";
 import { fixtureServerForFile, freePort } from "../../helpers/fixture-server.js";
+import { must } from "../../helpers/must.js";
 import { SANDBOX_NOW, type ToolResult, toResult } from "../../helpers/tool-harness.js";
 
 /**
@@ -71,7 +72,7 @@ describe("on the embedded sandbox (sandbox mode)", () => {
   it("with a budget of 2, three creations for an unknown campaign and then two valid ones make two jobs", async () => {
     // The embedded sandbox builds the same world from the same date; read valid IDs from it.
     const probe = await startSandbox({ now: SANDBOX_NOW, jobSeconds: 0 });
-    const scenarioId = probe.world.scenarios[0]?._id ?? "";
+    const scenarioId = must(probe.world.scenarios[0]?._id, "scenario");
     await probe.close();
     const server = await connect({
       CRM_SANDBOX_NOW: SANDBOX_NOW,

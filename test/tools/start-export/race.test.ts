@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportJob } from "../../../src/api/schemas.js";
+import { must } from "../../helpers/must.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 import { waitUntil } from "../../helpers/wait-until.js";
 
@@ -20,7 +21,7 @@ afterAll(async () => {
 
 describe("start_export while another call finishes the identical job", () => {
   it("reuses the job that completed between its looks at the ledger instead of creating one", async () => {
-    const scenarioId = h.sandbox.world.scenarios[0]?._id ?? "";
+    const scenarioId = must(h.sandbox.world.scenarios[0]?._id, "scenario");
     const args = {
       type: "scenario_daily_metrics",
       scenario_id: scenarioId,

@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, openLedger, SANDBOX_NOW, startHarness } from "../helpers/tool-harness.js";
+import { must } from "../../helpers/must.js";
+import { type Harness, openLedger, SANDBOX_NOW, startHarness } from "../../helpers/tool-harness.js";
 
 let h: Harness;
 let scenarioId: string;
 let campaignId: string;
 beforeAll(async () => {
   h = await startHarness({ env: { CRM_EXPORT_BUDGET: "10/600" } });
-  scenarioId = h.sandbox.world.scenarios[0]?._id ?? "";
-  campaignId =
-    h.sandbox.world.campaigns.find((c) => c.role === "normal" && c.tasks.length === 1)?._id ?? "";
+  scenarioId = must(h.sandbox.world.scenarios[0]?._id, "scenario");
+  campaignId = must(
+    h.sandbox.world.campaigns.find((c) => c.role === "normal" && c.tasks.length === 1)?._id,
+    "normal campaign of one task",
+  );
 });
 afterAll(async () => {
   await h?.close();

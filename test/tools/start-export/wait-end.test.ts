@@ -4,15 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApiClient } from "../../src/api/client.js";
-import { apiClientOptionsFromConfig, loadConfig } from "../../src/config.js";
-import { createServer } from "../../src/server.js";
+import { createApiClient } from "../../../src/api/client.js";
+import { apiClientOptionsFromConfig, loadConfig } from "../../../src/config.js";
+import { createServer } from "../../../src/server.js";
 import {
   type FixtureServer,
   fixtureServerForFile,
   type RecordedRequest,
-} from "../helpers/fixture-server.js";
-import { type ToolResult, toResult } from "../helpers/tool-harness.js";
+} from "../../helpers/fixture-server.js";
+import { type ToolResult, toResult } from "../../helpers/tool-harness.js";
 
 /**
  * The end of wait_seconds is the ordinary "not finished yet" answer, also when it falls while a

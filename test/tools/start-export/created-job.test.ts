@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../helpers/tool-harness.js";
+import { must } from "../../helpers/must.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 // A created job's ID must never be lost: the user would retry with force and create another.
 let h: Harness;
 let scenarioId: string;
 beforeAll(async () => {
   h = await startHarness({ env: { CRM_EXPORT_BUDGET: "10/600" } });
-  scenarioId = h.sandbox.world.scenarios[0]?._id ?? "";
+  scenarioId = must(h.sandbox.world.scenarios[0]?._id, "scenario");
 });
 afterAll(async () => {
   await h?.close();

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import checkExport from "../../src/tools/check-export.js";
-import startExport from "../../src/tools/start-export.js";
-import summarizeExport from "../../src/tools/summarize-export.js";
-import { type Harness, startHarness } from "../helpers/tool-harness.js";
+import checkExport from "../../../src/tools/check-export.js";
+import startExport from "../../../src/tools/start-export.js";
+import summarizeExport from "../../../src/tools/summarize-export.js";
+import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 type Properties = Record<string, unknown>;
 const properties = (schema: z.ZodType): Properties =>

@@ -6,15 +6,15 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { DateTime } from "luxon";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox } from "../../src/sandbox/index.js";
-import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { needs } from "../helpers/needs.js";
-import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { startSandbox } from "../../../src/sandbox/index.js";
+import type { RunningSandbox } from "../../../src/sandbox/types.js";
+import { needs } from "../../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../../helpers/postgres.js";
 
 // Identical start_export calls made at the same instant in two server processes that share a
 // ledger (one data folder, or one PostgreSQL database) create one job on the service: one
 // process claims the creation, the other waits for it and joins the job.
-const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
+const BIN = new URL("../../../dist/cli.js", import.meta.url).pathname;
 
 let sandbox: RunningSandbox;
 const folders: string[] = [];
