@@ -26,8 +26,8 @@ describe("recommend_products", () => {
       { platform_user_id: user, limit: 5 },
       1e9,
     );
-    expect(expected.status).toBe(200);
-    if (expected.status === 200) expect(r.structured.item_ids).toEqual(expected.item_ids);
+    expect(expected).toMatchObject({ status: 200 });
+    expect(r.structured.item_ids).toEqual((expected as { item_ids: string[] }).item_ids);
     expect(r.structured.metadata).toBeTypeOf("object");
     expect(r.text).toContain(`user ${user}`);
   });
