@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { ROLES } from "../analysis/event-roles.js";
 import { AMOUNT_KEYS, CURRENCY_KEYS } from "../analysis/campaign/revenue.js";
+import { ROLES } from "../analysis/event-roles.js";
 import { sqlString } from "./events-view.js";
 import { type SessionOptions, withDeadline, withSession } from "./run.js";
 import { type JsonValue, toJsonValue } from "./values.js";
