@@ -40,8 +40,10 @@ export class PostgresAuditTrail implements AuditTrail {
       notWritten(this.location, error);
       return Promise.resolve();
     }
+    // While the database is away the record is held in memory and written once it answers
+    // (ledger/postgres-backlog.ts): the call is not held up, and its record is not lost.
     const write = this.db
-      .query(
+      .queryOrHold(
         `INSERT INTO crm_audit_calls (at, caller, caller_kind, caller_issuer, caller_subject,
            caller_client_id, tool, arguments, outcome, error_kind, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)`,

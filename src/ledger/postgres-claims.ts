@@ -61,10 +61,15 @@ export class PostgresClaims {
   }
 
   async release(requestKey: string, owner: ClaimOwner): Promise<void> {
-    await this.db.query(
-      `DELETE FROM crm_export_create_claims
-       WHERE scope = $1 AND request_key = $2 AND owner->>'token' = $3`,
-      [this.scope, requestKey, owner.token],
-    );
+    // Released even across an outage, so other processes need not wait for the claim to lapse.
+    await this.db.writeBehind({
+      what: "export creation claim released",
+      write: (db) =>
+        db.query(
+          `DELETE FROM crm_export_create_claims
+           WHERE scope = $1 AND request_key = $2 AND owner->>'token' = $3`,
+          [this.scope, requestKey, owner.token],
+        ),
+    });
   }
 }

@@ -1,10 +1,11 @@
 import type { PoolClient } from "pg";
 import type { CreateExportJobRequest, ExportJob } from "../api/schemas.js";
+import { log } from "../log.js";
 import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js";
 import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
 import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./pending-creation.js";
 import { PostgresClaims } from "./postgres-claims.js";
-import { numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
+import { type LaterWrite, numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
 import { describeDatabase } from "./postgres-url.js";
 import {
   type CreateReservation,
@@ -119,6 +120,11 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async reserveCreate(): Promise<CreateReservation> {
+    // Whether a reservation whose COMMIT went unanswered counts is unknown; no creation is sent
+    // for it, so one slot of its stamp is given back once the database answers: none when it
+    // never counted, unless another creation has the same millisecond's stamp.
+    const undo = (result: CreateReservation) =>
+      result.reserved ? this.refundWrite(result.at) : undefined;
     return this.transaction(async (client) => {
       // The scope's budget row is the lock every reservation of every process queues on.
       await client.query(
@@ -153,22 +159,32 @@ export class PostgresLedger implements LedgerStore {
         status: budgetStatus([...times, at], until, this.budget, at),
         at,
       };
-    });
+    }, undo);
   }
 
   async refundCreate(reservation: GrantedReservation): Promise<void> {
-    await this.transaction(async (client) => {
-      // Queued on the budget row like reservations, so a refund and a reservation never
-      // interleave; one row of the stamp goes (two calls may share a millisecond).
-      await client.query("SELECT 1 FROM crm_export_budget WHERE scope = $1 FOR UPDATE", [
-        this.scope,
-      ]);
-      await client.query(
-        `DELETE FROM crm_export_create_calls WHERE ctid = (
-           SELECT ctid FROM crm_export_create_calls WHERE scope = $1 AND at = $2 LIMIT 1)`,
-        [this.scope, reservation.at],
-      );
-    });
+    // Given back even across an outage: the budget counts only what reached the service.
+    await this.db.writeBehind(this.refundWrite(reservation.at));
+  }
+
+  /** Gives back the budget slot stamped `at`. */
+  private refundWrite(at: number): LaterWrite {
+    return {
+      what: `export budget slot ${at} given back`,
+      write: (db) =>
+        db.transaction(async (client) => {
+          // Queued on the budget row like reservations, so a refund and a reservation never
+          // interleave; one row of the stamp goes (two calls may share a millisecond).
+          await client.query("SELECT 1 FROM crm_export_budget WHERE scope = $1 FOR UPDATE", [
+            this.scope,
+          ]);
+          await client.query(
+            `DELETE FROM crm_export_create_calls WHERE ctid = (
+               SELECT ctid FROM crm_export_create_calls WHERE scope = $1 AND at = $2 LIMIT 1)`,
+            [this.scope, at],
+          );
+        }),
+    };
   }
 
   claimCreate(requestKey: string, owner: ClaimOwner): Promise<ClaimResult> {
@@ -205,15 +221,27 @@ export class PostgresLedger implements LedgerStore {
     createdBy?: string,
   ): Promise<LedgerEntry> {
     const entry = newEntry(request, requestKey, job, createdBy, new Date(this.now()).toISOString());
-    // A job ID seen again (a sandbox restarted with the same IDs) starts over as the newest.
-    await this.query(
-      `INSERT INTO crm_export_jobs (scope, job_id, request_key, status, created_by, entry)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (scope, job_id) DO UPDATE SET request_key = EXCLUDED.request_key,
-         status = EXCLUDED.status, created_by = EXCLUDED.created_by, entry = EXCLUDED.entry,
-         seq = nextval('crm_export_jobs_order')`,
-      [this.scope, job._id, requestKey, job.status, createdBy ?? null, entry],
-    );
+    // The service has made the job: during an outage its entry waits in memory and is written
+    // before any later statement, so a retried call joins this job instead of making another.
+    const written = await this.db.writeBehind({
+      what: `export job ${job._id}`,
+      // A job ID seen again (a sandbox restarted with the same IDs) starts over as the newest.
+      write: (db) =>
+        db.query(
+          `INSERT INTO crm_export_jobs (scope, job_id, request_key, status, created_by, entry)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (scope, job_id) DO UPDATE SET request_key = EXCLUDED.request_key,
+             status = EXCLUDED.status, created_by = EXCLUDED.created_by, entry = EXCLUDED.entry,
+             seq = nextval('crm_export_jobs_order')`,
+          [this.scope, job._id, requestKey, job.status, createdBy ?? null, entry],
+        ),
+    });
+    if (!written) {
+      log.warn("export job kept in memory until the database answers again", {
+        job_id: job._id,
+        database: this.location,
+      });
+    }
     return entry;
   }
 
@@ -335,7 +363,10 @@ export class PostgresLedger implements LedgerStore {
     return this.db.query<R>(text, values);
   }
 
-  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return this.db.transaction(work);
+  private transaction<T>(
+    work: (client: PoolClient) => Promise<T>,
+    ifCommitLost?: (result: T) => LaterWrite | undefined,
+  ): Promise<T> {
+    return this.db.transaction(work, ifCommitLost);
   }
 }

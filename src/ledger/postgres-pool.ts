@@ -1,19 +1,48 @@
 import type { Pool, PoolClient } from "pg";
 import { log } from "../log.js";
+import { WriteBacklog } from "./postgres-backlog.js";
+import { withPoolClient } from "./postgres-client.js";
 import { migrate } from "./postgres-schema.js";
+import { DatabaseUnavailableError, isConnectionFailure } from "./postgres-unavailable.js";
 
 /** Connections each server process keeps at most; PostgreSQL allows 100 by default. */
 const POOL_SIZE = 10;
+/** How long close() keeps trying to write what an outage held back. */
+const CLOSE_SETTLE_MS = 5_000;
+
+/** Queries and transactions, as the statements of a held write run them. */
+export interface PostgresStatements {
+  query<R extends object>(text: string, values: unknown[]): Promise<R[]>;
+  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T>;
+}
+
+/** A write to do once the database answers, if it cannot be done now. */
+export interface LaterWrite {
+  /** What it is, for the log (no secrets: job IDs, not arguments). */
+  what: string;
+  write(db: PostgresStatements): Promise<unknown>;
+}
 
 /**
  * The PostgreSQL ledger's connection: a pool made on first use (pg is loaded only then), the
- * schema migrated before any statement, queries and transactions. A database that was down is
- * tried again on the next call rather than failing forever.
+ * schema migrated before any statement, queries and transactions. The database going away (a
+ * restart, a failover) fails statements with DatabaseUnavailableError, never ends the process,
+ * and is tried again on the next statement; writes that must not be lost meanwhile are held
+ * (writeBehind) and written, before anything else, once it answers again.
  */
-export class PostgresConnection {
+export class PostgresConnection implements PostgresStatements {
   private poolPromise: Promise<Pool> | undefined;
   private ready: Promise<Pool> | undefined;
+  private closing: Promise<void> | undefined;
   private closed = false;
+  private readonly backlog = new WriteBacklog();
+  /** Since when statements fail for want of the database, and how many did. */
+  private outage: { since: number; failed: number } | undefined;
+  /** The statements as held writes run them: without waiting for the backlog they are in. */
+  private readonly direct: PostgresStatements = {
+    query: (text, values) => this.run(text, values),
+    transaction: (work) => this.runTransaction(work),
+  };
 
   constructor(
     private readonly url: string,
@@ -22,34 +51,146 @@ export class PostgresConnection {
   ) {}
 
   async query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
-    const pool = await this.migrated();
-    return (await pool.query<R>(text, values)).rows;
+    await this.backlog.flush();
+    return this.run<R>(text, values);
   }
 
-  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
-  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const pool = await this.migrated();
-    const client = await pool.connect();
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
+   * When the connection is lost while COMMIT is out, nobody can tell whether it committed:
+   * `ifCommitLost` may name the write that undoes it, held until the database answers.
+   */
+  async transaction<T>(
+    work: (client: PoolClient) => Promise<T>,
+    ifCommitLost?: (result: T) => LaterWrite | undefined,
+  ): Promise<T> {
+    await this.backlog.flush();
+    return this.runTransaction(work, ifCommitLost);
+  }
+
+  /**
+   * A write that must land even if the database is away right now (a job the service created,
+   * an audit record): done at once, or held and done as soon as the database answers again.
+   * Resolves true when written, false when held; rejects only when the database refused it.
+   */
+  async writeBehind(later: LaterWrite): Promise<boolean> {
+    const held = { what: later.what, write: () => later.write(this.direct) };
+    if (this.backlog.size > 0) {
+      // Behind what is already held, so writes land in the order they were made.
+      this.backlog.hold(held);
+      return this.backlog.flush().then(
+        () => true,
+        () => false,
+      );
+    }
     try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
+      await held.write();
+      return true;
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
+      if (!(error instanceof DatabaseUnavailableError)) throw error;
+      this.backlog.hold(held);
+      return false;
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** writeBehind of one statement, named in the log by its first words ("INSERT INTO t"). */
+  queryOrHold(text: string, values: unknown[]): Promise<boolean> {
+    const what = text.trim().split(/\s+/).slice(0, 3).join(" ");
+    return this.writeBehind({ what, write: (db) => db.query(text, values) });
+  }
+
+  /** Writes what is held (trying for a few seconds), then ends the pool. */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    const lost = await this.backlog.settle(CLOSE_SETTLE_MS);
+    if (lost.length > 0) {
+      log.error("database writes lost: the database did not answer before the process ended", {
+        database: this.location,
+        lost: lost.length,
+        first: lost.slice(0, 5).map((w) => w.what),
+      });
+    }
     this.closed = true;
     const pool = this.poolPromise;
     this.poolPromise = undefined;
     this.ready = undefined;
     if (pool !== undefined) await (await pool).end();
+  }
+
+  private async run<R extends object>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      const pool = await this.migrated();
+      const rows = (await pool.query<R>(text, values)).rows;
+      this.answered();
+      return rows;
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  private async runTransaction<T>(
+    work: (client: PoolClient) => Promise<T>,
+    ifCommitLost?: (result: T) => LaterWrite | undefined,
+  ): Promise<T> {
+    try {
+      const pool = await this.migrated();
+      const result = await withPoolClient(pool, async (client) => {
+        let done: T;
+        try {
+          await client.query("BEGIN");
+          done = await work(client);
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          throw error;
+        }
+        try {
+          await client.query("COMMIT");
+        } catch (error) {
+          const undo = isConnectionFailure(error) ? ifCommitLost?.(done) : undefined;
+          if (undo !== undefined) {
+            this.backlog.hold({ what: undo.what, write: () => undo.write(this.direct) });
+          }
+          throw error;
+        }
+        return done;
+      });
+      this.answered();
+      return result;
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  /**
+   * A lost or refused connection as DatabaseUnavailableError (anything else as it is). The
+   * first of an outage is logged with the driver's words; the rest are counted.
+   */
+  private failure(error: unknown): unknown {
+    if (!isConnectionFailure(error)) return error;
+    if (this.outage === undefined) {
+      this.outage = { since: performance.now(), failed: 0 };
+      log.warn("database unavailable: calls that need it fail until it answers again", {
+        database: this.location,
+        error: driverWords(error),
+      });
+    }
+    this.outage.failed += 1;
+    return error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error);
+  }
+
+  private answered(): void {
+    if (this.outage === undefined) return;
+    log.warn("database answers again", {
+      database: this.location,
+      after_seconds: Math.round((performance.now() - this.outage.since) / 100) / 10,
+      failed_statements: this.outage.failed,
+      held_writes: this.backlog.size,
+    });
+    this.outage = undefined;
   }
 
   /** The pool, once the schema is created or migrated (once per process, before any statement). */
@@ -63,6 +204,8 @@ export class PostgresConnection {
     const ready = this.ready;
     ready.catch((error: unknown) => {
       if (this.ready === ready) this.ready = undefined;
+      // An unreachable database is logged once per outage by failure().
+      if (isConnectionFailure(error)) return;
       log.warn("ledger database not ready", {
         database: this.location,
         error: error instanceof Error ? error.message : String(error),
@@ -70,6 +213,15 @@ export class PostgresConnection {
     });
     return ready;
   }
+}
+
+/** The driver's own description of a connection failure, for the log. */
+function driverWords(error: unknown): string {
+  const cause = error instanceof DatabaseUnavailableError ? error.cause : error;
+  if (cause instanceof AggregateError && cause.errors[0] instanceof Error) {
+    return cause.errors[0].message;
+  }
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 async function createPool(url: string): Promise<Pool> {
@@ -83,9 +235,10 @@ async function createPool(url: string): Promise<Pool> {
     // A statement stuck behind a lock fails the call instead of hanging it.
     statement_timeout: 15_000,
   });
-  // An idle connection dropped by the server must not end the process (pg emits it on the pool).
+  // An idle connection dropped by the server must not end the process (pg emits it on the pool);
+  // the next statement finds out whether the database itself is gone, and logs that once.
   pool.on("error", (error) => {
-    log.warn("ledger database connection lost", { error: error.message });
+    log.debug("idle database connection lost", { error: error.message });
   });
   return pool;
 }

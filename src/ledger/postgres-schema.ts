@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { log } from "../log.js";
+import { withPoolClient } from "./postgres-client.js";
 
 /**
  * The ledger's schema in PostgreSQL, as numbered migrations applied in order by the server
@@ -111,42 +112,41 @@ export function migrate(pool: Pool): Promise<void> {
   return run;
 }
 
-async function runMigrations(pool: Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS crm_schema_migrations (
-         version integer PRIMARY KEY,
-         name text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-    );
-    const applied = await client.query<{ version: number }>(
-      "SELECT version FROM crm_schema_migrations",
-    );
-    const have = new Set(applied.rows.map((r) => r.version));
-    const newest = Math.max(0, ...have);
-    if (newest > SCHEMA_VERSION) {
-      throw new SchemaVersionError(
-        `The ledger database has schema version ${newest}, newer than this server's ${SCHEMA_VERSION}: it was migrated by a newer crm-insights-mcp. Upgrade this server (every server sharing CRM_DATABASE_URL must run the same or a newer version).`,
+function runMigrations(pool: Pool): Promise<void> {
+  return withPoolClient(pool, async (client) => {
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS crm_schema_migrations (
+           version integer PRIMARY KEY,
+           name text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
       );
+      const applied = await client.query<{ version: number }>(
+        "SELECT version FROM crm_schema_migrations",
+      );
+      const have = new Set(applied.rows.map((r) => r.version));
+      const newest = Math.max(0, ...have);
+      if (newest > SCHEMA_VERSION) {
+        throw new SchemaVersionError(
+          `The ledger database has schema version ${newest}, newer than this server's ${SCHEMA_VERSION}: it was migrated by a newer crm-insights-mcp. Upgrade this server (every server sharing CRM_DATABASE_URL must run the same or a newer version).`,
+        );
+      }
+      for (const migration of MIGRATIONS) {
+        if (have.has(migration.version)) continue;
+        await client.query(migration.sql);
+        await client.query("INSERT INTO crm_schema_migrations (version, name) VALUES ($1, $2)", [
+          migration.version,
+          migration.name,
+        ]);
+        log.info("ledger database migrated", { version: migration.version, name: migration.name });
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
     }
-    for (const migration of MIGRATIONS) {
-      if (have.has(migration.version)) continue;
-      await client.query(migration.sql);
-      await client.query("INSERT INTO crm_schema_migrations (version, name) VALUES ($1, $2)", [
-        migration.version,
-        migration.name,
-      ]);
-      log.info("ledger database migrated", { version: migration.version, name: migration.name });
-    }
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

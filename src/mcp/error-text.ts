@@ -24,6 +24,7 @@ import {
 } from "../exports/errors.js";
 import { ExportFileError } from "../files/export-path.js";
 import { callHint } from "../format.js";
+import { DatabaseUnavailableError } from "../ledger/postgres-unavailable.js";
 import { QueryError } from "../query/errors.js";
 import { redact } from "../redact.js";
 import { CallDeadlineError, ToolInputError } from "./tool-errors.js";
@@ -50,7 +51,8 @@ function describe(error: unknown): string {
     error instanceof ExportNotReadyError ||
     error instanceof AnalysisError ||
     error instanceof QueryError ||
-    error instanceof ExportFileError
+    error instanceof ExportFileError ||
+    error instanceof DatabaseUnavailableError
   ) {
     return error.message;
   }
