@@ -16,6 +16,10 @@ const run = promisify(execFile);
  */
 export interface TestPostgres {
   url: string;
+  /** Stops the server as an operator would (`pg_ctl stop -m fast`), keeping the cluster. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port; resolves once it accepts connections. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -54,21 +58,29 @@ async function startCluster(bin: string, dir: string): Promise<TestPostgres> {
       : run(join(bin, cmd), args, { cwd: dir });
   const port = await freePort();
   await as("initdb", ["-D", data, "-U", "crm", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-  await as("pg_ctl", [
-    "-D",
-    data,
-    "-w",
-    "-t",
-    "60",
-    "-l",
-    join(dir, "server.log"),
-    "-o",
-    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
-    "start",
-  ]);
+  const start = () =>
+    as("pg_ctl", [
+      "-D",
+      data,
+      "-w",
+      "-t",
+      "60",
+      "-l",
+      join(dir, "server.log"),
+      "-o",
+      `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
+      "start",
+    ]);
+  await start();
   let stopped = false;
   return {
     url: `postgres://crm@127.0.0.1:${port}/postgres`,
+    async halt() {
+      await as("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]);
+    },
+    async resume() {
+      await start();
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
