@@ -9,6 +9,8 @@ import { DatabaseUnavailableError, isConnectionFailure } from "./postgres-unavai
 const POOL_SIZE = 10;
 /** How long close() keeps trying to write what an outage held back. */
 const CLOSE_SETTLE_MS = 5_000;
+/** How long statements must fail before the outage is logged as one. */
+const OUTAGE_LOG_AFTER_MS = 1_000;
 
 /** Queries and transactions, as the statements of a held write run them. */
 export interface PostgresStatements {
@@ -36,8 +38,8 @@ export class PostgresConnection implements PostgresStatements {
   private closing: Promise<void> | undefined;
   private closed = false;
   private readonly backlog = new WriteBacklog();
-  /** Since when statements fail for want of the database, and how many did. */
-  private outage: { since: number; failed: number } | undefined;
+  /** Since when statements fail for want of the database, how many did, and why the first. */
+  private outage: { since: number; failed: number; logged: boolean; first: string } | undefined;
   /** The statements as held writes run them: without waiting for the backlog they are in. */
   private readonly direct: PostgresStatements = {
     query: (text, values) => this.run(text, values),
@@ -166,31 +168,42 @@ export class PostgresConnection implements PostgresStatements {
   }
 
   /**
-   * A lost or refused connection as DatabaseUnavailableError (anything else as it is). The
-   * first of an outage is logged with the driver's words; the rest are counted.
+   * A lost or refused connection as DatabaseUnavailableError (anything else as it is). An
+   * outage is logged once it has lasted a second, with the driver's first words: a restart
+   * first ends the open connections one by one while others still answer, and those blips are
+   * not worth a warning each.
    */
   private failure(error: unknown): unknown {
     if (!isConnectionFailure(error)) return error;
-    if (this.outage === undefined) {
-      this.outage = { since: performance.now(), failed: 0 };
+    const now = performance.now();
+    this.outage ??= { since: now, failed: 0, logged: false, first: driverWords(error) };
+    this.outage.failed += 1;
+    if (!this.outage.logged && now - this.outage.since >= OUTAGE_LOG_AFTER_MS) {
+      this.outage.logged = true;
       log.warn("database unavailable: calls that need it fail until it answers again", {
         database: this.location,
-        error: driverWords(error),
+        error: this.outage.first,
       });
     }
-    this.outage.failed += 1;
     return error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error);
   }
 
   private answered(): void {
-    if (this.outage === undefined) return;
-    log.warn("database answers again", {
-      database: this.location,
-      after_seconds: Math.round((performance.now() - this.outage.since) / 100) / 10,
-      failed_statements: this.outage.failed,
-      held_writes: this.backlog.size,
-    });
+    const outage = this.outage;
+    if (outage === undefined) return;
     this.outage = undefined;
+    const seconds = (performance.now() - outage.since) / 1000;
+    const fields = {
+      database: this.location,
+      after_seconds: Math.round(seconds * 10) / 10,
+      failed_statements: outage.failed,
+      held_writes: this.backlog.size,
+    };
+    if (outage.logged || seconds * 1000 >= OUTAGE_LOG_AFTER_MS) {
+      log.warn("database answers again", { ...fields, error: outage.first });
+    } else {
+      log.info("database connection lost, made again", { ...fields, error: outage.first });
+    }
   }
 
   /** The pool, once the schema is created or migrated (once per process, before any statement). */

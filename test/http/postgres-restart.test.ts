@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import pg from "pg";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
@@ -64,6 +65,7 @@ describe.skipIf(skipPostgres())("team mode: PostgreSQL restarted under load", ()
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await agent.close();
     server?.child.kill("SIGKILL");
     await proxy?.close();
     await sandbox?.close();
@@ -94,7 +96,9 @@ describe.skipIf(skipPostgres())("team mode: PostgreSQL restarted under load", ()
         outcomes.push({ tool, result, at: performance.now() });
         return result;
       } catch (error) {
-        outcomes.push({ tool, thrown: String(error), at: performance.now() });
+        const cause =
+          error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : "";
+        outcomes.push({ tool, thrown: `${String(error)}${cause}`, at: performance.now() });
         return undefined;
       }
     };
@@ -312,11 +316,23 @@ async function spawnServer(
   return { child, url, stderr: () => stderr };
 }
 
+/**
+ * The clients' connections, closed after 1 s idle: well before the server's 5-s keep-alive
+ * ends, so that a client starved of CPU for a few seconds does not send a call on a connection
+ * the server is closing (a "fetch failed" that has nothing to do with the database).
+ */
+const agent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: "pg-restart", version: "1.0.0" });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+      fetch: (input, init) =>
+        undiciFetch(input, {
+          ...(init as Parameters<typeof undiciFetch>[1]),
+          dispatcher: agent,
+        }) as unknown as Promise<Response>,
     }),
   );
   clients.push(client);
