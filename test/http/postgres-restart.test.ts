@@ -11,7 +11,8 @@ import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -55,7 +56,7 @@ interface Outcome {
   at: number;
 }
 
-describe.skipIf(skipPostgres())("team mode: PostgreSQL restarted under load", () => {
+describe("team mode: PostgreSQL restarted under load", needs("postgresql"), () => {
   beforeAll(async () => {
     db = await startTestPostgres();
     dataDir = await mkdtemp(join(tmpdir(), "crm-pg-restart-"));

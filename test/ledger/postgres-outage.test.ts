@@ -6,7 +6,8 @@ import { PostgresLedger } from "../../src/ledger/postgres-ledger.js";
 import { PostgresConnection } from "../../src/ledger/postgres-pool.js";
 import { DatabaseUnavailableError } from "../../src/ledger/postgres-unavailable.js";
 import { getLogLevel, type LogLevel, setLogLevel } from "../../src/log.js";
-import { skipPostgres, startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { needs } from "../helpers/needs.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { job } from "./store-suite.js";
 
 /**
@@ -21,7 +22,7 @@ const budget = { count: 10, windowSeconds: 600 };
 const request: CreateExportJobRequest = { type: "campaign_event_data", campaign_id: "c1" };
 let level: LogLevel;
 
-describe.skipIf(skipPostgres())("the PostgreSQL ledger through an outage", () => {
+describe("the PostgreSQL ledger through an outage", needs("postgresql"), () => {
   beforeAll(async () => {
     // The outage's warnings are the expected ones here.
     level = getLogLevel();
@@ -58,7 +59,7 @@ describe.skipIf(skipPostgres())("the PostgreSQL ledger through an outage", () =>
       await ledger.refundCreate(refused);
       await trail.record({
         at: now(),
-        caller: "alice",
+        caller: { kind: "token", name: "alice" },
         tool: "start_export",
         args: { campaign_id: "c1" },
         outcome: "ok",
