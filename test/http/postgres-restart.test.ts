@@ -112,7 +112,7 @@ describe("team mode: PostgreSQL restarted under load", needs("postgresql"), () =
 
     // 15 clients read the ledger (and now and then the service); 4 create export jobs, one each
     // before the outage and one each from its start on, each request retried until it succeeds;
-    // the last one holds the creation the service makes while the database is down.
+    // the 20th makes the creation the service completes while the database is down.
     let stopping = false;
     let halted: () => void = () => undefined;
     const outageBegun = new Promise<void>((resolve) => {
