@@ -1,4 +1,5 @@
 import type { CampaignSummary, ScenarioSummary } from "../analysis/schemas.js";
+import { answerReport, isQueryResult } from "./answer-report.js";
 import { campaignReport } from "./campaign-report.js";
 import { counted, type ReportText, reportText, warningText } from "./i18n/index.js";
 import { type CampaignMetricsData, metricsReport } from "./metrics-report.js";
@@ -6,10 +7,10 @@ import { scenarioReport } from "./scenario-report.js";
 
 /**
  * What the report page draws, built from a tool's structuredContent: summarize_export (campaign
- * CSV or scenario XLSX) or campaign_metrics. Pure data and text, no DOM: the page bundles it, the
+ * CSV or scenario XLSX), campaign_metrics or query_export. Pure data and text, no DOM: the page bundles it, the
  * tests call it in Node. Every chart carries its own data, from which its table is made, so no
  * chart is without a table view. Each kind of result has its builder (campaign-report.ts,
- * scenario-report.ts, metrics-report.ts); this file holds the shapes they build and the table
+ * scenario-report.ts, metrics-report.ts, answer-report.ts); this file holds the shapes they build and the table
  * view of a chart. Every word comes from the catalogue of the language asked for (i18n/), every
  * figure is written by Intl in its locale.
  */
@@ -33,13 +34,20 @@ export interface Series {
 export interface Chart {
   id: string;
   title: string;
-  /** bar: vertical bars per category; hbar: horizontal; line: one line per series over the
-   * categories; interval: series[0] an estimate with series[1] low and series[2] high. */
-  type: "bar" | "hbar" | "line" | "interval";
+  /** bar: vertical bars per category, side by side; stacked: on top of each other; hbar:
+   * horizontal; line: one line per series over the categories; interval: series[0] an estimate
+   * with series[1] low and series[2] high; scatter: a point per category and series value. */
+  type: "bar" | "stacked" | "hbar" | "line" | "interval" | "scatter";
   categoryLabel: string;
   categories: string[];
   series: Series[];
   format: ValueFormat;
+  /**
+   * A line or scatter plot along a continuous x: where each category stands (seconds since 1970
+   * for times, read as UTC wall time; the number itself for numbers). Without it, categories
+   * stand one step apart.
+   */
+  positions?: { kind: "time" | "number"; values: number[] };
   note?: string;
 }
 
@@ -66,7 +74,7 @@ export interface Kpi {
 }
 
 export interface ReportModel {
-  kind: "campaign_event_data" | "scenario_daily_metrics" | "campaign_metrics";
+  kind: "campaign_event_data" | "scenario_daily_metrics" | "campaign_metrics" | "query_answer";
   title: string;
   subtitle: string;
   kpis: Kpi[];
@@ -99,12 +107,17 @@ export function buildReport(
     model = scenarioReport(data as ScenarioSummary, text);
   } else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
     model = metricsReport(data as CampaignMetricsData, place, text);
+  } else if (isQueryResult(record)) {
+    model = answerReport(data, text);
   } else {
     throw new ReportDataError(text.m.page.unknownData);
   }
   for (const chart of model.sections.flatMap((s) => s.charts)) alignSeries(chart);
   model.notes = model.notes.map((n) => warningText(n, text.m));
-  const cut = budgetNote(record, text);
+  // An answer's `truncated` also says max_rows cut it: only `more` says the budget did.
+  const cutByBudget =
+    model.kind === "query_answer" ? record.more !== undefined : record.truncated === true;
+  const cut = cutByBudget ? budgetNote(record, text) : undefined;
   if (cut !== undefined) model.notes.unshift(cut);
   return model;
 }
@@ -124,8 +137,7 @@ function alignSeries(chart: Chart): void {
 }
 
 /** What the server's result budget left out (`truncated`, `more`), for the page's notes. */
-function budgetNote(record: Record<string, unknown>, t: ReportText): string | undefined {
-  if (record.truncated !== true) return undefined;
+function budgetNote(record: Record<string, unknown>, t: ReportText): string {
   const more = record.more as
     | { omitted?: Array<{ field: string; shown: number; total: number }>; full_result?: string }
     | undefined;

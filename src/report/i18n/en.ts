@@ -32,7 +32,7 @@ export const en = {
     noHost: (error: string) => `Could not connect to the host: ${error}`,
     noReportData: "No report data: expected the structuredContent of a tool result.",
     unknownData:
-      "Unknown report data: expected the result of summarize_export or campaign_metrics.",
+      "Unknown report data: expected the result of summarize_export or campaign_metrics, or an answer of query_export.",
     theme: "Light / dark",
     chart: "Chart",
     table: "Table",
@@ -212,6 +212,66 @@ export const en = {
     scheduled: "Scheduled (KST)",
     opens: "Opens",
     earlierRounds: (n: Count) => `${n.text} earlier round(s) not drawn.`,
+  },
+  answer: {
+    title: "Query answer",
+    subtitle: (rows: Count, columns: Count) =>
+      `${plural(rows, "row")} × ${plural(columns, "column")}`,
+    sql: (sql: string) => `SQL: ${sql}`,
+    chart: "Chart",
+    table: "Answer",
+    /** A chart's title: its numbers by its x (and its series). */
+    by: (y: string, x: string) => `${y} by ${x}`,
+    byBoth: (y: string, x: string, series: string) => `${y} by ${x} and ${series}`,
+    against: (y: string, x: string) => `${y} against ${x}`,
+    /** Why the chart is what it is. */
+    reasons: {
+      asked: "as the chart argument asked",
+      no_rows: "the answer has no rows",
+      no_numbers: "the answer has no numeric column",
+      one_row: "one row: each number as a card",
+      time: "a time column with numbers: a line per numeric column",
+      time_by_category: "a time column, a category and a number: a line per category value",
+      category: "a category with numbers: a bar per numeric column",
+      two_categories: "two categories and a number: bars stacked by the second",
+      two_categories_grouped:
+        "two categories and a number: bars side by side, as negative values do not stack",
+      two_numbers: "two numbers: a point per row",
+      no_shape: "no time, category or pair of numbers to draw",
+    },
+    types: {
+      line: "Line chart",
+      bar: "Bar chart",
+      scatter: "Scatter plot",
+      kpi: "Key figures",
+      table: "Table",
+    },
+    /** What is drawn and why, above the chart. */
+    kind: (type: string, reason: string) => `${type} — ${reason}.`,
+    noRows: "The query returned no rows.",
+    /** What a chart leaves out, for notes.notDrawn. */
+    moreCategories: (n: Count, column: string, kept: Count) =>
+      `${n.text} more ${column} values (the ${kept.text} largest are drawn)`,
+    moreSeries: (n: Count, column: string, kept: Count) =>
+      `${n.text} more ${column} series (the ${kept.text} largest are drawn)`,
+    morePoints: (n: Count, limit: Count) => `${plural(n, "point")} past the first ${limit.text}`,
+    repeats: (n: Count, column: string) =>
+      `${plural(n, "row")} repeating a ${column} value drawn already`,
+    unplaced: (n: Count, column: string) => `${plural(n, "row")} without a ${column} value`,
+    whereTable: "the answer's table has them all",
+    /** Rows the answer had but did not return, and why. */
+    rowsCut: (returned: Count, total: Count, why: string) =>
+      `The answer has ${plural(total, "row")}; ${returned.text} were returned (${why}).`,
+    whyMaxRows: "max_rows",
+    whyCharacters: "the cap on characters",
+    whyBudget: "the tool-result budget",
+    tableCut: (shown: Count, total: Count) =>
+      `The table shows the first ${shown.text} of the ${total.text} rows returned.`,
+    describeTitle: "Tables of the exports",
+    describeText: "query_export without sql describes the data: ask a question to draw it.",
+    tableName: "Table",
+    rows: "Rows",
+    columns: "Columns",
   },
   /** Verdicts, the control group's note and the analysis' warnings: the analysis' words. */
   readout: readoutEn,
