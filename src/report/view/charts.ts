@@ -1,13 +1,26 @@
 import uPlot from "uplot";
 import type { Chart } from "../model.js";
+import {
+  type ChartColors,
+  type DrawnChart,
+  MIN_WIDTH,
+  markCounter,
+  measure,
+  seriesColor,
+} from "./chart-kit.js";
 import { shortLabels } from "./labels.js";
 import type { Formats } from "./locale-format.js";
+import { drawXYChart } from "./xy-chart.js";
+
+export type { ChartColors, DrawnChart } from "./chart-kit.js";
 
 /**
  * Draws one model chart with uPlot on a canvas. Categories sit at x = 0..n-1; grouped bars are
- * placed side by side with uPlot's bar displacement (disp.x0/size). After each draw the
- * container's `data-marks` holds the number of marks drawn (bars, points, intervals), which the
- * browser tests compare with the data, and `data-labels` the category labels as drawn.
+ * placed side by side with uPlot's bar displacement (disp.x0/size), stacked bars each from the
+ * top of the one below (disp.y0/y1). A line or scatter plot along a continuous x is drawn by
+ * xy-chart.ts. After each draw the container's `data-marks` holds the number of marks drawn
+ * (bars, points, intervals), which the browser tests compare with the data, and `data-labels`
+ * the category labels as drawn.
  */
 
 const GROUP_WIDTH = 0.8;
@@ -16,42 +29,6 @@ const SECOND_STEPS = [
   1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400,
   172_800, 604_800,
 ];
-const MIN_WIDTH = 280;
-
-/** Colours as the canvas takes them, already resolved by the browser (see color-probe.ts). */
-export interface ChartColors {
-  /** Category labels: readable on the chart's background. */
-  text: string;
-  /** Value ticks and the zero line: readable on the chart's background. */
-  muted: string;
-  grid: string;
-  /** One per series, in order; `failed` for series that count failures. */
-  series: string[];
-  failed: string;
-  font: string;
-}
-
-export interface DrawnChart {
-  /** Fits the chart to `width`; the layout of its labels is chosen again if the width asks. */
-  resize(width: number): void;
-  destroy(): void;
-}
-
-function seriesColor(chart: Chart, colors: ChartColors, index: number): string {
-  if (chart.series[index]?.failure === true) return colors.failed;
-  return colors.series[index % Math.max(1, colors.series.length)] ?? colors.text;
-}
-
-let measureContext: CanvasRenderingContext2D | null | undefined;
-
-function measure(texts: readonly string[], font: string): number {
-  measureContext ??= document.createElement("canvas").getContext("2d");
-  if (measureContext === null) return texts.reduce((a, t) => Math.max(a, t.length * 7), 0);
-  measureContext.font = font;
-  let widest = 0;
-  for (const t of texts) widest = Math.max(widest, measureContext.measureText(t).width);
-  return widest;
-}
 
 /** The longest labels (in characters, at most `maxChars`) whose widest fits in `px`. */
 function fitLabels(labels: readonly string[], font: string, px: number, maxChars: number) {
@@ -95,14 +72,19 @@ export function drawChart(
   formats: Formats,
   initialWidth: number,
 ): DrawnChart {
+  if (chart.type === "scatter" || chart.positions !== undefined) {
+    return drawXYChart(chart, target, colors, formats, Math.max(MIN_WIDTH, initialWidth));
+  }
   const n = chart.categories.length;
   const horizontal = chart.type === "hbar" || chart.type === "interval";
   const xs = chart.categories.map((_, i) => i);
   const font = `12px ${colors.font}`;
-  const barSeries = chart.type === "bar" || chart.type === "hbar";
+  const barSeries = chart.type === "bar" || chart.type === "hbar" || chart.type === "stacked";
   const drawnSeries = chart.type === "interval" ? chart.series.slice(0, 1) : chart.series;
-  const k = Math.max(1, drawnSeries.length);
-  let marks = 0;
+  const stacked = chart.type === "stacked";
+  // Side by side, each bar takes a share of its category's width; stacked, all of it.
+  const k = stacked ? 1 : Math.max(1, drawnSeries.length);
+  const tops = stacked ? stackTops(chart) : [];
 
   const data: uPlot.AlignedData = [xs, ...drawnSeries.map((s) => s.values)];
   // The legend doubles as the tooltip: the hovered category in full and each value, or nothing
@@ -131,9 +113,17 @@ export function drawChart(
             x0: {
               unit: 1,
               values: (u) =>
-                (u.data[0] as number[]).map((x) => x - GROUP_WIDTH / 2 + (i * GROUP_WIDTH) / k),
+                (u.data[0] as number[]).map(
+                  (x) => x - GROUP_WIDTH / 2 + ((stacked ? 0 : i) * GROUP_WIDTH) / k,
+                ),
             },
             size: { unit: 1, values: (u) => (u.data[0] as number[]).map(() => GROUP_WIDTH / k) },
+            ...(stacked
+              ? {
+                  y0: { unit: 1, values: () => tops[i] ?? [] },
+                  y1: { unit: 1, values: () => tops[i + 1] ?? [] },
+                }
+              : {}),
           },
         }),
       });
@@ -160,7 +150,10 @@ export function drawChart(
   });
 
   let range: [number, number] | undefined;
-  if (chart.type === "interval") {
+  if (stacked) {
+    const highest = Math.max(0, ...(tops.at(-1) ?? []).map((v) => v ?? 0));
+    range = [0, highest > 0 ? highest * 1.08 : 1];
+  } else if (chart.type === "interval") {
     const all = chart.series.flatMap((s) => s.values).filter((v): v is number => v !== null);
     const lo = Math.min(0, ...all);
     const hi = Math.max(0, ...all);
@@ -221,31 +214,10 @@ export function drawChart(
       axes: [categoryAxis, valueAxis],
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
-      hooks: {
-        drawClear: [
-          () => {
-            marks = 0;
-          },
-        ],
-        drawSeries: [
-          (u, sidx) => {
-            const values = u.data[sidx] as Array<number | null> | undefined;
-            const [i0, i1] = u.series[sidx]?.idxs ?? [0, -1];
-            if (values === undefined) return;
-            for (let i = i0; i <= i1; i++) {
-              if (values[i] !== null && values[i] !== undefined) marks++;
-            }
-          },
-        ],
-        draw: [
-          (u) => {
-            if (chart.type === "interval") drawIntervals(u, chart, colors);
-            target.dataset.marks = String(marks);
-          },
-        ],
-      },
+      hooks: markCounter(target, (u) => {
+        if (chart.type === "interval") drawIntervals(u, chart, colors);
+      }),
     };
-    target.dataset.marks = "0";
     // The category labels as drawn on the canvas, for tests and for reading the page's source.
     target.dataset.labels = JSON.stringify(layout.labels);
     return new uPlot(options, data, target);
@@ -272,6 +244,19 @@ export function drawChart(
       plot.destroy();
     },
   };
+}
+
+/**
+ * Where each stacked bar starts and ends: tops[0] the baseline, tops[i + 1] the top of series i
+ * (a value left out adds nothing). Only values at or above zero are stacked (chart-choice.ts).
+ */
+function stackTops(chart: Chart): Array<Array<number | null>> {
+  const tops: Array<Array<number | null>> = [chart.categories.map(() => 0)];
+  for (const s of chart.series) {
+    const below = tops.at(-1) ?? [];
+    tops.push(below.map((b, i) => (b ?? 0) + (s.values[i] ?? 0)));
+  }
+  return tops;
 }
 
 /** Whiskers from low to high for each category, and the zero line they are judged against. */
