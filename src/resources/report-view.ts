@@ -3,8 +3,8 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { reportViewHtml } from "../report/html.js";
 
 /**
- * The report page as an MCP App view (ext-apps): summarize_export and campaign_metrics name it in
- * `_meta.ui.resourceUri`, and a host that renders MCP Apps reads it here and hands it each tool
+ * The report page as an MCP App view (ext-apps): summarize_export, campaign_metrics and
+ * query_export name it in `_meta.ui.resourceUri`, and a host that renders MCP Apps reads it here and hands it each tool
  * result. Hosts without MCP Apps never read it and get the same text and structuredContent.
  */
 
@@ -18,7 +18,7 @@ export function registerReportView(server: McpServer): void {
     {
       title: "Report view",
       description:
-        "Charts and tables of a summarize_export or campaign_metrics result (an MCP App view; self-contained, fetches nothing).",
+        "Charts and tables of a summarize_export, campaign_metrics or query_export result (an MCP App view; self-contained, fetches nothing).",
       mimeType: RESOURCE_MIME_TYPE,
     },
     async () => ({

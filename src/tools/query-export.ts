@@ -14,6 +14,7 @@ import { describeExports, type ExportDescription } from "../query/describe.js";
 import {
   cacheOptions,
   MAX_CELL_CHARS,
+  type QueryResult,
   type QuerySource,
   queryFiles,
   resolveSources,
@@ -21,6 +22,9 @@ import {
 import { eventsFiles } from "../query/parquet-cache.js";
 import { renderDescription, renderQueryTable } from "../query/render.js";
 import { requireInsideFolder } from "../query/sources.js";
+import { chartField, chartLine } from "../report/answer-report.js";
+import { CHART_TYPES, ChartChoiceError, chooseChart } from "../report/chart-choice.js";
+import { REPORT_VIEW_URI } from "../resources/report-view.js";
 
 const DEFAULT_MAX_ROWS = 100;
 const MAX_ROWS = 1000;
@@ -40,6 +44,17 @@ const inputSchema = z.strictObject({
     .meta({ minimum: 1, maximum: MAX_ROWS })
     .optional()
     .describe(`default ${DEFAULT_MAX_ROWS}`),
+  chart: z
+    .strictObject({
+      type: z.enum(CHART_TYPES),
+      x: z.string().optional(),
+      y: z.array(z.string()).optional(),
+      series: z.string().optional(),
+    })
+    .optional()
+    .describe(
+      "Draw as (column names); default by the answer's shape (time: line, category: bar...)",
+    ),
 });
 
 const column = z.object({ name: z.string(), type: z.string() });
@@ -73,6 +88,16 @@ const outputSchema = z.object({
   description: exportDescription
     .optional()
     .describe("without sql: tables, event types, keys, rounds"),
+  chart: z
+    .object({
+      type: z.enum(CHART_TYPES),
+      x: z.string().nullable(),
+      y: z.array(z.string()),
+      series: z.string().nullable(),
+      reason: z.string(),
+    })
+    .optional()
+    .describe("as drawn"),
 });
 
 export default defineTool({
@@ -80,9 +105,10 @@ export default defineTool({
   title: "SQL over export files",
   description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, job_id, (event_properties->>'amount')) and event_role (sent, received, failed, control, open, click, conversion, other: summarize_export's rules); scenario XLSX: scenario_nodes, scenario_days.
 No sql: tables, event types, JSON keys, rounds, example queries. row_count counts all rows.
-Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, count(*) FROM events GROUP BY 1"}`,
+Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(*) AS n FROM events GROUP BY 1", "chart": {"type": "bar", "x": "channel", "y": ["n"]}}`,
   inputSchema,
   outputSchema,
+  appView: REPORT_VIEW_URI,
   annotations: {
     title: "SQL over export files",
     readOnlyHint: true,
@@ -168,6 +194,7 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, cou
           maxChars: Math.floor(runtime.config.resultMaxTokens * 2.5),
         });
         const { cells_cut, ...rest } = result;
+        const chart = drawnChart(result, args.chart);
         const cut = result.truncated
           ? `; ${result.rows.length} returned (cut by ${result.truncated_by})`
           : "";
@@ -175,6 +202,7 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, cou
           structured: {
             summary: `${result.row_count} row(s) × ${result.columns.length} column(s)${cut}.`,
             ...rest,
+            chart: chartField(chart),
             files: fileList,
             ...(cells_cut > 0
               ? {
@@ -182,9 +210,20 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT event_role, cou
                 }
               : {}),
           },
-          text: renderQueryTable(result, { maxRows: TEXT_ROWS }),
+          text: `${renderQueryTable(result, { maxRows: TEXT_ROWS })}\n${chartLine(chart)}`,
         };
       },
     );
   },
 });
+
+/** The chart of the answer: the one asked for, checked against its columns, or its shape's. */
+function drawnChart(result: QueryResult, asked: z.output<typeof inputSchema>["chart"]) {
+  if (asked === undefined) return chooseChart(result.columns, result.rows);
+  try {
+    return chooseChart(result.columns, result.rows, asked);
+  } catch (error) {
+    if (error instanceof ChartChoiceError) throw new ToolInputError("chart", error.message);
+    throw error;
+  }
+}

@@ -75,7 +75,7 @@ describe("the report as an MCP App", () => {
         .filter((t) => t._meta !== undefined)
         .map((t) => t.name)
         .sort(),
-    ).toEqual(["campaign_metrics", "summarize_export"]);
+    ).toEqual(["campaign_metrics", "query_export", "summarize_export"]);
     const { contents } = await h.client.readResource({ uri: VIEW_URI });
     expect(contents).toHaveLength(1);
     expect(contents[0]?.mimeType).toBe(APP_MIME);

@@ -7,7 +7,7 @@ import { listedTools } from "../helpers/listed-tools.js";
  * annotations. Ceilings, measured in bytes of JSON as sent.
  */
 const WHOLE_LIST_MAX_BYTES = 20_000;
-const MODEL_FACING_MAX_BYTES = 8_000;
+const MODEL_FACING_MAX_BYTES = 8_500;
 /** sentry-mcp flags a tool over 1,000 tokens; ours stay well under (about 3.5 bytes a token). */
 const ONE_TOOL_MODEL_FACING_MAX_BYTES = 2_000;
 
