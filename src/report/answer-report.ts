@@ -60,24 +60,35 @@ export function isQueryResult(record: Record<string, unknown>): boolean {
   return typeof description === "object" && Array.isArray(description?.tables);
 }
 
-/** The chart the answer names (a request, checked again), or the one its shape calls for. */
+/**
+ * The chart the answer names (checked again), or the one its shape calls for. A named chart that
+ * is the shape's own keeps the shape's reason: only a chart chosen otherwise reads as asked.
+ */
 export function answerChart(data: AnswerData): ChartSpec {
-  const asked = data.chart;
-  if (asked !== undefined && (CHART_TYPES as readonly string[]).includes(asked.type)) {
-    const request: ChartRequest = {
-      type: asked.type as ChartType,
-      ...(asked.x == null ? {} : { x: asked.x }),
-      ...(asked.y === undefined || asked.y.length === 0 ? {} : { y: asked.y }),
-      ...(asked.series == null ? {} : { series: asked.series }),
-    };
-    try {
-      return chooseChart(data.columns, data.rows, request);
-    } catch (error) {
-      // Rows cut by the result budget may no longer fit the chart asked for: the shape decides.
-      if (!(error instanceof ChartChoiceError)) throw error;
-    }
+  const byShape = chooseChart(data.columns, data.rows);
+  const named = data.chart;
+  if (named === undefined || !(CHART_TYPES as readonly string[]).includes(named.type)) {
+    return byShape;
   }
-  return chooseChart(data.columns, data.rows);
+  const request: ChartRequest = {
+    type: named.type as ChartType,
+    ...(named.x == null ? {} : { x: named.x }),
+    ...(named.y === undefined || named.y.length === 0 ? {} : { y: named.y }),
+    ...(named.series == null ? {} : { series: named.series }),
+  };
+  const same =
+    request.type === byShape.type &&
+    (request.x ?? null) === byShape.x &&
+    (request.series ?? null) === byShape.series &&
+    JSON.stringify(request.y ?? []) === JSON.stringify(byShape.y);
+  if (same) return byShape;
+  try {
+    return chooseChart(data.columns, data.rows, request);
+  } catch (error) {
+    // Rows cut by the result budget may no longer fit the chart asked for: the shape decides.
+    if (!(error instanceof ChartChoiceError)) throw error;
+    return byShape;
+  }
 }
 
 /** The chart as structuredContent carries it, its reason in English for the model. */
@@ -139,11 +150,7 @@ export function answerReport(data: unknown, t: ReportText): ReportModel {
       tables: [],
     });
   }
-  const text = [
-    ...(drawn ? [] : [kind]),
-    ...(answer.sql === undefined ? [] : [a.sql(answer.sql)]),
-    ...rowNotes(answer, total, t),
-  ];
+  const text = [...(drawn ? [] : [kind]), ...rowNotes(answer, total, t)];
   sections.push({
     id: "answer",
     title: a.table,
@@ -182,8 +189,12 @@ function rowNotes(answer: AnswerData, total: number, t: ReportText): string[] {
 }
 
 function answerTable(answer: AnswerData, formats: ColumnFormat[], t: ReportText): Table {
+  const a = t.m.answer;
   return {
-    caption: t.m.answer.table,
+    caption:
+      answer.sql === undefined
+        ? a.subtitle(counted(t, answer.rows.length), counted(t, answer.columns.length))
+        : a.sql(answer.sql),
     columns: answer.columns.map((c) => c.name),
     rows: answer.rows
       .slice(0, TABLE_ROWS)

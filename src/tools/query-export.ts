@@ -22,7 +22,7 @@ import {
 import { eventsFiles } from "../query/parquet-cache.js";
 import { renderDescription, renderQueryTable } from "../query/render.js";
 import { requireInsideFolder } from "../query/sources.js";
-import { chartField, chartLine } from "../report/answer-report.js";
+import { answerChart, chartField, chartLine } from "../report/answer-report.js";
 import { CHART_TYPES, ChartChoiceError, chooseChart } from "../report/chart-choice.js";
 import { REPORT_VIEW_URI } from "../resources/report-view.js";
 
@@ -219,11 +219,12 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
 
 /** The chart of the answer: the one asked for, checked against its columns, or its shape's. */
 function drawnChart(result: QueryResult, asked: z.output<typeof inputSchema>["chart"]) {
-  if (asked === undefined) return chooseChart(result.columns, result.rows);
   try {
-    return chooseChart(result.columns, result.rows, asked);
+    if (asked !== undefined) chooseChart(result.columns, result.rows, asked);
   } catch (error) {
     if (error instanceof ChartChoiceError) throw new ToolInputError("chart", error.message);
     throw error;
   }
+  // As the view chooses: a chart asked for that is the shape's own keeps the shape's reason.
+  return answerChart({ ...result, ...(asked === undefined ? {} : { chart: asked }) });
 }

@@ -121,6 +121,14 @@ describe("the report of a query answer", () => {
     );
     expect(chartOf(asked)).toMatchObject({ type: "bar", categories: ["sent", "open"] });
     expect(asked.sections[0]?.text).toEqual(["Bar chart — as the chart argument asked."]);
+    // The chart the shape calls for, named as the tool names it: the shape's reason stays.
+    const named = buildReport(
+      { ...data, chart: { type: "bar", x: "task_id", y: ["n"], series: "event_role" } },
+      "view",
+    );
+    expect(named.sections[0]?.text).toEqual([
+      "Bar chart — two categories and a number: bars stacked by the second.",
+    ]);
   });
 
   it("one row: its numbers as key-figure cards, the row in the table", () => {
@@ -155,10 +163,8 @@ describe("the report of a query answer", () => {
     );
     expect(model.kpis).toEqual([]);
     expect(model.sections.map((s) => s.id)).toEqual(["answer"]);
-    expect(model.sections[0]?.text).toEqual([
-      "Table — the answer has no numeric column.",
-      "SQL: SELECT task_id FROM events",
-    ]);
+    expect(model.sections[0]?.text).toEqual(["Table — the answer has no numeric column."]);
+    expect(answerTable(model).caption).toBe("SQL: SELECT task_id FROM events");
   });
 
   it("says what the chart leaves out and which rows the result did not return", () => {
