@@ -23,6 +23,12 @@ const MAX_MARKED_POINTS = 120;
 const HEIGHT = 300;
 const DAY = 86_400;
 
+/** A range 5% wider than [min, max] on each side (one unit for a single value). */
+function padded(min: number, max: number): uPlot.Range.MinMax {
+  const pad = max > min ? (max - min) * 0.05 : Math.max(1, Math.abs(max) * 0.05);
+  return [min - pad, max + pad];
+}
+
 /** A tick of a time axis at `seconds`, written for the step between ticks. */
 function timeTick(seconds: number, step: number, formats: Formats): string {
   const iso = new Date(seconds * 1000).toISOString();
@@ -60,6 +66,8 @@ export function drawXYChart(
         ? {
             label: s.name,
             stroke,
+            // No area is drawn (no paths); the fill colours the legend's marker.
+            fill: stroke,
             width: 0,
             paths: () => null,
             points: { show: true, size: 7, fill: stroke, width: 0 },
@@ -99,16 +107,28 @@ export function drawXYChart(
     values: (_u, splits) => splits.map((v) => formats.axis(v, chart.format)),
     size: (_u, values) => Math.ceil(measure(values ?? ["100%"], font)) + 18,
   };
+  const values = positions.values;
+  const last = values.length === 0 ? 0 : Math.max(...values);
+  // The last x tick is centred on the plot's right edge: room for half of its label.
+  const lastTicks = time
+    ? [timeTick(last, DAY, formats), timeTick(last, 3600, formats)]
+    : [formats.axis(last, "number")];
+  const rightPad = Math.ceil(measure(lastTicks, font) / 2) + 4;
   const options: uPlot.Options = {
     width: initialWidth,
     height: HEIGHT,
+    padding: [12, rightPad, 0, 0],
     series,
     // The answer's wall times are read as UTC: its ticks fall on their whole days and hours.
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
     scales: {
-      x: { time },
+      // A scatter plot's points keep clear of the plot's edges; a line runs from edge to edge.
+      x: scatter ? { time, range: (_u, min, max) => padded(min, max) } : { time },
       y: {
-        range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1],
+        range: (_u, min, max) =>
+          scatter
+            ? padded(Math.min(0, min), max)
+            : [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1],
       },
     },
     axes: [xAxis, yAxis],
