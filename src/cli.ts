@@ -79,9 +79,10 @@ const USAGE = `Usage:
                            [--threads N]
                                         summarize a campaign CSV or scenario XLSX export
                                         (text in English unless --lang ko; --json the same in both)
-  crm-insights-mcp query --sql SQL [--json] [--max-rows N] FILE...
+  crm-insights-mcp query --sql SQL [--json] [--max-rows N] [--report PATH.html [--lang ko|en]] FILE...
                                         one read-only SQL statement (DuckDB) over export files:
-                                        table events (campaign CSVs), scenario_nodes/scenario_days
+                                        table events (campaign CSVs), scenario_nodes/scenario_days;
+                                        --report also writes the answer's chart and table as a page
   crm-insights-mcp serve --http [--port N] [--host H]
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS or CRM_OAUTH_ISSUER, CRM_DATABASE_URL;

@@ -122,7 +122,7 @@ const ALLOWED: Record<string, string[]> = {
   exports: ["query", "ledger", "files", "file-io", "api"],
   mcp: ["exports", "query", "analysis", "ledger", "files", "file-io", "api"],
   report: ["analysis", "files", "file-io", "api"],
-  query: ["analysis", "files", "file-io", "api"],
+  query: ["analysis", "report", "files", "file-io", "api"],
   files: ["file-io", "api"],
   analysis: ["api"],
   ledger: ["file-io", "api"],

@@ -1,44 +1,108 @@
+import { writeFile } from "node:fs/promises";
+import { extname } from "node:path";
 import { ConfigError, loadQuerySettings } from "../config.js";
+import { formatBytes } from "../format.js";
+import { chartField, chartLine } from "../report/answer-report.js";
+import { chooseChart } from "../report/chart-choice.js";
+import { reportHtmlWithData } from "../report/html.js";
+import { defaultLang, isLang, type Lang } from "../report/i18n/lang.js";
 import { QueryError } from "./errors.js";
-import { queryFiles } from "./index.js";
+import { type QueryResult, queryFiles } from "./index.js";
 import { renderQueryTable } from "./render.js";
 
-const USAGE =
-  "Usage: crm-insights-mcp query --sql SQL [--json] [--max-rows N] [--conversion-event-type TYPE] FILE...\n";
+const USAGE = `Usage: crm-insights-mcp query --sql SQL [--json] [--max-rows N] [--conversion-event-type TYPE] [--report PATH.html [--lang ko|en]] FILE...
+  --report  also write the answer as a page with its chart and table (self-contained HTML)
+  --lang    the page's language; by default Korean when CRM_TIME_ZONE is Asia/Seoul, else English
+`;
 const DEFAULT_MAX_ROWS = 1000;
+
+interface QueryCommand {
+  sql?: string;
+  json: boolean;
+  maxRows: number;
+  conversionEventType?: string;
+  report?: string;
+  lang?: Lang;
+  files: string[];
+}
+
+/** Options without a value. */
+const FLAGS: Record<string, (command: QueryCommand) => void> = {
+  "--json": (c) => {
+    c.json = true;
+  },
+};
+
+/** Options with a value: each stores it, or says what is wrong with it. */
+const VALUE_OPTIONS: Record<string, (value: string, command: QueryCommand) => string | undefined> =
+  {
+    "--sql": (v, c) => {
+      c.sql = v;
+      return undefined;
+    },
+    "--max-rows": (v, c) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) return "--max-rows needs a whole number.";
+      c.maxRows = n;
+      return undefined;
+    },
+    "--conversion-event-type": (v, c) => {
+      c.conversionEventType = v;
+      return undefined;
+    },
+    "--report": (v, c) => {
+      if (extname(v).toLowerCase() !== ".html") {
+        return `--report takes a path ending in .html (got ${JSON.stringify(v)}).`;
+      }
+      c.report = v;
+      return undefined;
+    },
+    "--lang": (v, c) => {
+      if (!isLang(v)) return `--lang takes ko or en (got ${JSON.stringify(v)}).`;
+      c.lang = v;
+      return undefined;
+    },
+  };
+
+/** The command's options, or the problem with them. */
+function parseArgs(args: string[]): QueryCommand | { problem: string } | "help" {
+  const command: QueryCommand = { json: false, maxRows: DEFAULT_MAX_ROWS, files: [] };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const flag = FLAGS[arg];
+    const option = VALUE_OPTIONS[arg];
+    if (arg === "-h" || arg === "--help") return "help";
+    if (flag !== undefined) flag(command);
+    else if (option !== undefined) {
+      const value = args[++i];
+      if (value === undefined) return { problem: `${arg} needs a value.` };
+      const problem = option(value, command);
+      if (problem !== undefined) return { problem };
+    } else if (arg.startsWith("--")) return { problem: `Unknown option ${arg}.` };
+    else command.files.push(arg);
+  }
+  if (command.sql === undefined) return { problem: "Give the query with --sql." };
+  if (command.files.length === 0) return { problem: "Give at least one export file." };
+  if (command.lang !== undefined && command.report === undefined) {
+    return { problem: "--lang is the language of the --report page; give --report PATH.html." };
+  }
+  return command;
+}
 
 /**
  * `crm-insights-mcp query --sql SQL FILE...`: the query_export tool's SQL over local export files,
  * for scripts. `--json` prints {columns, rows, row_count, truncated}; errors go to stderr.
- * `--conversion-event-type` chooses event_role's conversions, as `summarize` does.
+ * `--conversion-event-type` chooses event_role's conversions, as `summarize` does. `--report`
+ * also writes the answer as the report page, drawn as the tool's view draws it.
  */
 export async function runQueryCommand(args: string[]): Promise<number> {
-  let sql: string | undefined;
-  let json = false;
-  let maxRows = DEFAULT_MAX_ROWS;
-  let conversionEventType: string | undefined;
-  const files: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--json") json = true;
-    else if (arg === "--sql") {
-      sql = args[++i];
-      if (sql === undefined) return usage("--sql needs a value.");
-    } else if (arg === "--max-rows") {
-      const value = Number(args[++i]);
-      if (!Number.isInteger(value) || value < 0) return usage("--max-rows needs a whole number.");
-      maxRows = value;
-    } else if (arg === "--conversion-event-type") {
-      conversionEventType = args[++i];
-      if (conversionEventType === undefined) return usage("--conversion-event-type needs a value.");
-    } else if (arg === "-h" || arg === "--help") {
-      process.stdout.write(USAGE);
-      return 0;
-    } else if (arg.startsWith("--")) return usage(`Unknown option ${arg}.`);
-    else files.push(arg);
+  const command = parseArgs(args);
+  if (command === "help") {
+    process.stdout.write(USAGE);
+    return 0;
   }
-  if (sql === undefined) return usage("Give the query with --sql.");
-  if (files.length === 0) return usage("Give at least one export file.");
+  if ("problem" in command) return usage(command.problem);
+  const sql = command.sql as string;
   let settings: ReturnType<typeof loadQuerySettings>;
   try {
     settings = loadQuerySettings(process.env);
@@ -50,24 +114,55 @@ export async function runQueryCommand(args: string[]): Promise<number> {
   try {
     const result = await queryFiles({
       sql,
-      files: files.map((path) => ({ path, jobId: null })),
+      files: command.files.map((path) => ({ path, jobId: null })),
       limits: settings.query,
-      maxRows,
-      ...(conversionEventType !== undefined ? { conversionEventType } : {}),
+      maxRows: command.maxRows,
+      ...(command.conversionEventType !== undefined
+        ? { conversionEventType: command.conversionEventType }
+        : {}),
     });
-    if (json) {
+    if (command.json) {
       const { columns, rows, row_count, truncated } = result;
       process.stdout.write(`${JSON.stringify({ columns, rows, row_count, truncated })}\n`);
-    } else
-      process.stdout.write(
-        `${renderQueryTable(result, { maxRows, fullRows: "the --json output" })}\n`,
-      );
+    } else {
+      const fullRows = "the --json output";
+      process.stdout.write(`${renderQueryTable(result, { maxRows: command.maxRows, fullRows })}\n`);
+    }
+    if (command.report !== undefined) {
+      const lang = command.lang ?? defaultLang(settings.timeZone);
+      const wrote = await writeAnswerPage(command.report, result, sql, lang);
+      // stdout stays the answer alone when it is JSON.
+      (command.json ? process.stderr : process.stdout).write(`${wrote}\n`);
+    }
     return 0;
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     process.stderr.write(`crm-insights-mcp query: ${error.message}\n`);
     return 1;
   }
+}
+
+/** The report page with the answer written in; returns the line that says so. */
+async function writeAnswerPage(
+  path: string,
+  result: QueryResult,
+  sql: string,
+  lang: Lang,
+): Promise<string> {
+  const chart = chooseChart(result.columns, result.rows);
+  const { columns, rows, row_count, truncated, truncated_by } = result;
+  const data = {
+    columns,
+    rows,
+    row_count,
+    truncated,
+    ...(truncated_by === undefined ? {} : { truncated_by }),
+    chart: chartField(chart),
+    sql,
+  };
+  const html = await reportHtmlWithData(data, lang);
+  await writeFile(path, html);
+  return `Wrote ${path} (${formatBytes(Buffer.byteLength(html))}). ${chartLine(chart)}`;
 }
 
 function usage(problem: string): number {
