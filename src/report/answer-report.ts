@@ -61,6 +61,17 @@ export function isQueryResult(record: Record<string, unknown>): boolean {
 }
 
 /**
+ * A result with the statement of the call that made it (the view gets the call's arguments
+ * apart from its result): an answer shows its SQL; any other result is left as it is.
+ */
+export function withStatement(result: unknown, args: Record<string, unknown> | undefined): unknown {
+  const sql = args?.sql;
+  if (typeof result !== "object" || result === null || typeof sql !== "string") return result;
+  if (!isQueryResult(result as Record<string, unknown>) || "sql" in result) return result;
+  return { ...result, sql };
+}
+
+/**
  * The chart the answer names (checked again), or the one its shape calls for. A named chart that
  * is the shape's own keeps the shape's reason: only a chart chosen otherwise reads as asked.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chartLine } from "../../src/report/answer-report.js";
+import { chartLine, withStatement } from "../../src/report/answer-report.js";
 import { chooseChart } from "../../src/report/chart-choice.js";
 import { reportText } from "../../src/report/i18n/index.js";
 import { buildReport, chartTable, markCount, type ReportModel } from "../../src/report/model.js";
@@ -203,6 +203,15 @@ describe("the report of a query answer", () => {
       "The answer has 900 rows; 45 were returned (the tool-result budget).",
     ]);
     expect(budget.notes[0]).toContain("the whole result is the resource crm-result://r1");
+  });
+
+  it("the view shows an answer's SQL from the call's arguments; other results are left alone", () => {
+    const withSql = withStatement(byChannel, { sql: "SELECT 1", files: [] });
+    expect(answerTable(buildReport(withSql, "view")).caption).toBe("SQL: SELECT 1");
+    expect(answerTable(buildReport(byChannel, "view")).caption).toBe("3 rows × 3 columns");
+    const metrics = { campaigns: [], totals: {} };
+    expect(withStatement(metrics, { sql: "SELECT 1" })).toBe(metrics);
+    expect(withStatement(byChannel, undefined)).toBe(byChannel);
   });
 
   it("every chart's table view has one row per category", () => {

@@ -5,6 +5,7 @@ import {
   applyHostStyleVariables,
   type McpUiHostContext,
 } from "@modelcontextprotocol/ext-apps";
+import { withStatement } from "../answer-report.js";
 import {
   isLang,
   LANG_LOCALES,
@@ -416,7 +417,11 @@ function resultText(content: unknown): string {
 async function connectToHost(): Promise<void> {
   const app = new App({ name: "crm-insights-report", version: "1" }, {}, { autoResize: true });
   // Handlers before connect: the host may send the result right after the handshake.
-  app.addEventListener("toolinput", () => showStatus((m) => m.page.working));
+  let args: Record<string, unknown> | undefined;
+  app.addEventListener("toolinput", (input) => {
+    args = input.arguments;
+    showStatus((m) => m.page.working);
+  });
   app.addEventListener("toolresult", (result) => {
     if (result.isError === true) {
       // The tool's own text (for the model, in English) says what failed.
@@ -425,7 +430,7 @@ async function connectToHost(): Promise<void> {
     } else if (result.structuredContent === undefined) {
       showStatus((m) => m.page.noStructured, true);
     } else {
-      render(result.structuredContent, "view");
+      render(withStatement(result.structuredContent, args), "view");
     }
   });
   app.addEventListener("toolcancelled", () => showStatus((m) => m.page.cancelled));

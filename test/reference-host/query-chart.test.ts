@@ -1,0 +1,251 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildReport, markCount } from "../../src/report/model.js";
+import { ARTIFACTS, CHROMIUM, chartMarks, inPage } from "../report/browser-support.js";
+import { writeCampaignCsv } from "../report/fixtures.js";
+import { measureReadability } from "../report/readability.js";
+import { type ReferenceHost, startReferenceHost } from "./host-server.js";
+
+/**
+ * query_export's answers drawn by the report view in the ext-apps reference host (vendored,
+ * built by scripts/build-reference-host.mjs), calling `serve --http` (the built bin,
+ * dist/cli.js) from the browser, at 560 px: a GROUP BY answer as bars with a mark per value,
+ * readable in the dark theme, and each shape of answer as its chart, with no console error.
+ */
+
+const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
+const HAS_BROWSER = existsSync(CHROMIUM);
+const TIMEOUT = 120_000;
+const SUITE = HAS_BROWSER
+  ? "query answers in the ext-apps reference host"
+  : `query answers in the ext-apps reference host: SKIPPED, no browser at ${CHROMIUM}`;
+/** The reference host's own dark background (its host-styles.ts), as the page resolves it. */
+const HOST_DARK = "rgb(26, 26, 26)";
+
+let dataDir: string;
+let server: ChildProcess | undefined;
+let serverLog = "";
+let host: ReferenceHost;
+let mcpUrl: string;
+let browser: Browser;
+let csv: string;
+
+function startServer(allowedOrigin: string): Promise<string> {
+  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
+    // The embedded sandbox; the host's page calls the server from its own origin (CORS).
+    env: {
+      PATH: process.env.PATH ?? "",
+      CRM_DATA_DIR: dataDir,
+      CRM_LOG_LEVEL: "warn",
+      CRM_HTTP_ALLOWED_ORIGINS: allowedOrigin,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  server = child;
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    serverLog = (serverLog + chunk).slice(-20_000);
+  });
+  return new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line !== undefined) {
+        resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`serve --http exited ${code}: ${serverLog}`)));
+  });
+}
+
+beforeAll(async () => {
+  if (!HAS_BROWSER) return;
+  dataDir = await mkdtemp(join(tmpdir(), "reference-host-query-"));
+  // In sandbox mode the tools read files from the data folder's sandbox/ part.
+  const files = join(dataDir, "sandbox");
+  await mkdir(files, { recursive: true });
+  csv = await writeCampaignCsv(files);
+  host = await startReferenceHost();
+  mcpUrl = await startServer(host.origin);
+  host.setServers([mcpUrl]);
+  await mkdir(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+}, TIMEOUT);
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server?.once("exit", resolve));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+}, 30_000);
+
+/**
+ * The host page at `width` px in `scheme`, a query_export call typed in and sent as a person
+ * does; resolves with the view's frame once it has drawn, the result the host shows, and every
+ * problem logged (console errors and warnings, failed or outside requests).
+ */
+async function callInHost(width: number, scheme: "light" | "dark", args: Record<string, unknown>) {
+  const context = await browser.newContext({
+    viewport: { width, height: 1400 },
+    deviceScaleFactor: 2,
+    colorScheme: scheme,
+  });
+  const problems: string[] = [];
+  const allowed = [`${host.origin}/`, `${host.sandboxOrigin}/`, mcpUrl];
+  await context.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (allowed.some((a) => url.startsWith(a))) await route.continue();
+    else {
+      problems.push(`blocked request: ${url}`);
+      await route.abort();
+    }
+  });
+  const page = await context.newPage();
+  // The host's GET /mcp stream is declined with 405 by a stateless server, which Chromium logs.
+  let declined = 0;
+  page.on("response", (r) => {
+    if (r.request().method() === "GET" && r.url() === mcpUrl && r.status() === 405) declined++;
+  });
+  page.on("console", (m) => {
+    if (m.type() !== "error" && m.type() !== "warning") return;
+    if (declined > 0 && m.text().includes("status of 405 (Method Not Allowed)")) {
+      declined--;
+      return;
+    }
+    problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
+  await page.goto(`${host.origin}/index.html`);
+  const toolSelect = page.locator("form label", { hasText: "Tool" }).locator("select");
+  await toolSelect.locator('option[value="query_export"]').waitFor({ state: "attached" });
+  await toolSelect.selectOption("query_export");
+  await page.locator("form textarea").fill(JSON.stringify(args));
+  await page.getByRole("button", { name: "Call Tool" }).click();
+  await page
+    .frameLocator("iframe")
+    .frameLocator("iframe")
+    .locator("#report[data-state=ready]")
+    .waitFor({ timeout: 60_000 });
+  const view = page.frames().find((f) => f.parentFrame()?.parentFrame() === page.mainFrame());
+  if (view === undefined) throw new Error("the view's frame (inside the sandbox proxy) is missing");
+  return { context, page, view, problems, structured: await hostResult(page) };
+}
+
+/** The structuredContent the host handed the view, from its own Tool Result panel. */
+async function hostResult(page: Page): Promise<unknown> {
+  await page.getByText("Tool Result").click();
+  const text = await page.locator("pre").last().textContent();
+  return (JSON.parse(text ?? "null") as { structuredContent: unknown }).structuredContent;
+}
+
+/** The drawn chart's type and the key-figure cards, as the view shows them. */
+function drawn(view: Frame) {
+  return inPage<{ type: string | null; kpis: number; head: string[] }>(
+    view,
+    `({
+      type: document.querySelector("[data-chart=answer]")?.dataset.type ?? null,
+      kpis: document.querySelectorAll(".kpi").length,
+      head: [...document.querySelectorAll("#section-answer thead th")].map((e) => e.textContent),
+    })`,
+  );
+}
+
+describe.skipIf(!HAS_BROWSER)(SUITE, () => {
+  it(
+    "a GROUP BY answer at 560 px in the dark theme: bars, a mark per value, readable",
+    async () => {
+      const sql =
+        "SELECT event_role, count(*) AS n, count(DISTINCT user_id) AS users FROM events GROUP BY 1 ORDER BY 2 DESC";
+      const { context, page, view, problems, structured } = await callInHost(560, "dark", {
+        files: [csv],
+        sql,
+      });
+      expect(await inPage(view, "getComputedStyle(document.body).backgroundColor")).toBe(HOST_DARK);
+      const data = structured as { rows: unknown[]; chart: { type: string } };
+      expect(data.chart.type).toBe("bar");
+      expect(await drawn(view)).toEqual({
+        type: "bar",
+        kpis: 0,
+        head: ["event_role", "n", "users"],
+      });
+      // The statement comes with the call's arguments, not the result: the view shows it.
+      expect(await view.textContent("#section-answer caption")).toBe(`SQL: ${sql}`);
+      const model = buildReport(structured, "view");
+      const chart = model.sections.flatMap((s) => s.charts)[0];
+      if (chart === undefined) throw new Error("the model draws no chart");
+      expect(markCount(chart)).toBe(data.rows.length * 2);
+      expect(await chartMarks(view)).toEqual({ answer: markCount(chart) });
+      const seen = await measureReadability(view);
+      expect(seen.canvases.map((c) => c.chart)).toEqual(["answer"]);
+      for (const c of seen.canvases) {
+        expect(c.pixels).toBeGreaterThan(40);
+        expect(c.min, `${c.worst} on ${c.background}`).toBeGreaterThanOrEqual(4.5);
+      }
+      expect(seen.poorText).toEqual([]);
+      await page.screenshot({
+        path: join(ARTIFACTS, "reference-host-query-560-dark.png"),
+        fullPage: true,
+      });
+      expect(problems).toEqual([]);
+      await context.close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "each shape in the view: a line over time, key figures, the table alone, a chart asked for",
+    async () => {
+      const cases = [
+        {
+          args: {
+            sql: "SELECT date_trunc('hour', captured_at) AS at, channel, count(*) AS n FROM events GROUP BY ALL",
+          },
+          seen: { type: "line", kpis: 0, head: ["at", "channel", "n"] },
+        },
+        {
+          args: { sql: "SELECT count(*) AS rows, count(DISTINCT user_id) AS users FROM events" },
+          seen: { type: null, kpis: 2, head: ["rows", "users"] },
+        },
+        {
+          args: { sql: "SELECT task_id, event_type FROM events LIMIT 3" },
+          seen: { type: null, kpis: 0, head: ["task_id", "event_type"] },
+        },
+        {
+          args: {
+            sql: "SELECT date_trunc('hour', captured_at) AS at, channel, count(*) AS n FROM events GROUP BY ALL",
+            chart: { type: "bar", x: "at", y: ["n"], series: "channel" },
+          },
+          seen: { type: "stacked", kpis: 0, head: ["at", "channel", "n"] },
+        },
+      ];
+      for (const c of cases) {
+        const { context, view, problems, structured } = await callInHost(560, "light", {
+          files: [csv],
+          ...c.args,
+        });
+        expect(await drawn(view), c.args.sql).toEqual(c.seen);
+        const model = buildReport(structured, "view");
+        const charts = model.sections.flatMap((s) => s.charts);
+        expect(await chartMarks(view)).toEqual(
+          Object.fromEntries(charts.map((ch) => [ch.id, markCount(ch)])),
+        );
+        expect(problems, c.args.sql).toEqual([]);
+        await context.close();
+      }
+    },
+    TIMEOUT * 2,
+  );
+});
