@@ -124,7 +124,8 @@ function pivot(
   let order = [...xs.keys()];
   // Along a time or number axis the x values go in order; categories keep the answer's order.
   if (place !== undefined) {
-    order = order.sort((a, b) => (place(xs.get(a)) ?? 0) - (place(xs.get(b)) ?? 0));
+    const at = new Map(order.map((xk) => [xk, place(xs.get(xk)) ?? 0]));
+    order = order.sort((a, b) => (at.get(a) ?? 0) - (at.get(b) ?? 0));
   }
   return {
     xs: order.map((xk) => xs.get(xk)),
@@ -144,7 +145,10 @@ function scatter(
   si: number,
   place: (x: unknown) => number | undefined,
 ): Pick<PlotData, "xs" | "series"> {
-  const sorted = [...rows].sort((a, b) => (place(a[xi]) ?? 0) - (place(b[xi]) ?? 0));
+  const sorted = rows
+    .map((row) => ({ row, at: place(row[xi]) ?? 0 }))
+    .sort((a, b) => a.at - b.at)
+    .map((p) => p.row);
   if (si < 0) {
     return {
       xs: sorted.map((r) => r[xi]),
