@@ -70,6 +70,9 @@ describe("the report of a query answer", () => {
     expect(ko.subtitle).toBe("3행 × 3열");
     expect(chartOf(ko).title).toBe("channel별 sent, open_rate");
     expect(answerTable(ko).columns).toEqual(["channel", "sent", "open_rate"]);
+    // A host in de-DE: English words, German figures.
+    const de = buildReport(byChannel, "view", reportText("en", "de-DE"));
+    expect(answerTable(de).rows[0]).toEqual(["alimtalk", "12.345", "12,3\u00a0%"]);
   });
 
   it("a time answer: a line per category along real time, dates in the locale", () => {
