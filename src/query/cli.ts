@@ -161,7 +161,15 @@ async function writeAnswerPage(
     sql,
   };
   const html = await reportHtmlWithData(data, lang);
-  await writeFile(path, html);
+  try {
+    await writeFile(path, html);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new QueryError(
+      `cannot write the page ${path} (${code}); give --report a path in a folder that exists and that you may write.`,
+      "bad_input",
+    );
+  }
   return `Wrote ${path} (${formatBytes(Buffer.byteLength(html))}). ${chartLine(chart)}`;
 }
 

@@ -94,6 +94,16 @@ describe("crm-insights-mcp query --report", () => {
     expect((await pageData(out)).lang).toBe("ko");
   });
 
+  it("a page it cannot write is said on stderr with exit 1, after the answer", async () => {
+    const out = join(dir, "no-such-folder", "page.html");
+    const run = await query(["--sql", GROUP_BY, csv, "--report", out]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("|event_role|n|");
+    expect(run.stderr).toBe(
+      `crm-insights-mcp query: cannot write the page ${out} (ENOENT); give --report a path in a folder that exists and that you may write.\n`,
+    );
+  });
+
   it("refuses a page name without .html, a language it does not write, and --lang alone", async () => {
     const cases: Array<[string[], string]> = [
       [["--report", join(dir, "a.txt")], '--report takes a path ending in .html (got "'],
