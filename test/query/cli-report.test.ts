@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 
 /** `crm-insights-mcp query ... --report PATH.html` (the built bin, dist/cli.js). */
 

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReport, markCount } from "../../src/report/model.js";
-import { ARTIFACTS, CHROMIUM, chartMarks, inPage } from "../report/browser-support.js";
+import { needs } from "../helpers/needs.js";
+import { ARTIFACTS, chartMarks, inPage, launchBrowser } from "../report/browser-support.js";
 import { writeCampaignCsv } from "../report/fixtures.js";
 import { measureReadability } from "../report/readability.js";
 import { type ReferenceHost, startReferenceHost } from "./host-server.js";
@@ -19,11 +19,9 @@ import { type ReferenceHost, startReferenceHost } from "./host-server.js";
  */
 
 const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
-const HAS_BROWSER = existsSync(CHROMIUM);
+const CHROMIUM = needs("chromium");
+const HAS_BROWSER = !CHROMIUM.skip;
 const TIMEOUT = 120_000;
-const SUITE = HAS_BROWSER
-  ? "query answers in the ext-apps reference host"
-  : `query answers in the ext-apps reference host: SKIPPED, no browser at ${CHROMIUM}`;
 /** The reference host's own dark background (its host-styles.ts), as the page resolves it. */
 const HOST_DARK = "rgb(26, 26, 26)";
 
@@ -74,10 +72,7 @@ beforeAll(async () => {
   mcpUrl = await startServer(host.origin);
   host.setServers([mcpUrl]);
   await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+  browser = await launchBrowser();
 }, TIMEOUT);
 
 afterAll(async () => {
@@ -163,7 +158,7 @@ function drawn(view: Frame) {
   );
 }
 
-describe.skipIf(!HAS_BROWSER)(SUITE, () => {
+describe("query answers in the ext-apps reference host", CHROMIUM, () => {
   it(
     "a GROUP BY answer at 560 px in the dark theme: bars, a mark per value, readable",
     async () => {

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReport, markCount } from "../../src/report/model.js";
-import { campaignRows, toCsv } from "../analysis/campaign-fixture.js";
+import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 import {
   ARTIFACTS,
   backgroundColor,
