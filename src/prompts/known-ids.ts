@@ -1,5 +1,5 @@
-import { log } from "../log.js";
 import type { ToolRuntime } from "../mcp/tool.js";
+import type { RecentCampaignsLookup } from "./recent-campaigns.js";
 
 /** A campaign or scenario the server has seen, for argument completion. */
 export interface KnownId {
@@ -7,19 +7,16 @@ export interface KnownId {
   name?: string;
 }
 
-const CAMPAIGN_CACHE_MS = 5 * 60_000;
 const LOOKUP_DEADLINE_MS = 3_000;
 const MAX_COMPLETIONS = 100;
 
 /**
  * Where completion finds IDs: the export ledger (what was exported before), the campaigns the
- * service reports for the last 90 days (one metrics request, cached for five minutes; metrics
- * requests cost no export budget), and in sandbox mode the sandbox's scenarios. Completion must
- * answer quickly and never fail a client's typing: a slow or failing service gives what is known.
+ * service reports for the last 180 days (recent-campaigns.ts), and in sandbox mode the sandbox's
+ * scenarios. Completion must answer quickly and never fail a client's typing: a slow or failing
+ * service gives what is known.
  */
-export function knownIds(runtime: ToolRuntime) {
-  let campaigns: { at: number; ids: KnownId[] } | undefined;
-
+export function knownIds(runtime: ToolRuntime, recent: RecentCampaignsLookup) {
   const fromLedger = async (field: "campaign_id" | "scenario_id"): Promise<KnownId[]> => {
     const entries = await runtime.ledger.list(200).catch(() => []);
     return entries.flatMap((e) => {
@@ -28,27 +25,8 @@ export function knownIds(runtime: ToolRuntime) {
     });
   };
 
-  const recentCampaigns = async (): Promise<KnownId[]> => {
-    const now = Date.now();
-    if (campaigns !== undefined && now - campaigns.at < CAMPAIGN_CACHE_MS) return campaigns.ids;
-    try {
-      const api = await runtime.api();
-      const to = runtime.now();
-      const response = await api.campaignMetrics(
-        {
-          task_from: new Date(to - 90 * 86_400_000).toISOString(),
-          task_to: new Date(to).toISOString(),
-        },
-        { deadline: Date.now() + LOOKUP_DEADLINE_MS },
-      );
-      const ids = response.campaigns.map((c) => ({ id: c._id, name: c.name }));
-      campaigns = { at: now, ids };
-      return ids;
-    } catch (error) {
-      log.debug("campaign ID completion: service not asked", { error: String(error) });
-      return [];
-    }
-  };
+  const recentCampaigns = async (): Promise<KnownId[]> =>
+    ((await recent(LOOKUP_DEADLINE_MS))?.campaigns ?? []).map((c) => ({ id: c._id, name: c.name }));
 
   const sandboxScenarios = async (): Promise<KnownId[]> => {
     if (!runtime.sandbox) return [];

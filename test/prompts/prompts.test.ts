@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
+import { namedCalls } from "./named-calls.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -16,6 +17,12 @@ const PROMPTS = [
   "scenario_health_check",
 ];
 
+async function promptText(name: string, args: Record<string, string>): Promise<string> {
+  const r = await h.client.getPrompt({ name, arguments: args });
+  const message = r.messages[0];
+  return message?.content.type === "text" ? message.content.text : "";
+}
+
 describe("prompts", () => {
   it("lists the common reports with their arguments", async () => {
     const { prompts } = await h.client.listPrompts();
@@ -25,18 +32,77 @@ describe("prompts", () => {
     expect(ab?.arguments?.find((a) => a.name === "from")?.required).toBeFalsy();
   });
 
-  it("gives a plan of tool calls that names the campaign and the range", async () => {
-    const r = await h.client.getPrompt({
-      name: "ab_test_readout",
-      arguments: { campaign_id: "cmp_x1", from: "2026-11-01", to: "2026-11-14" },
+  it("a campaign the service reports no round of: the plan finds its rounds first", async () => {
+    const text = await promptText("ab_test_readout", {
+      campaign_id: "cmp_x1",
+      from: "2026-11-01",
+      to: "2026-11-14",
     });
-    const message = r.messages[0];
-    const text = message?.content.type === "text" ? message.content.text : "";
-    expect(text).toContain("from 2026-11-01 to 2026-11-14 (inclusive)");
     expect(text).toContain(
-      'start_export {"type": "campaign_event_data", "campaign_id": "cmp_x1", "from": "2026-11-01", "to": "2026-11-14"}',
+      "the service reports no round of this campaign from 2026-11-01 to 2026-11-14",
     );
-    expect(text).toContain("summarize_export");
+    expect(namedCalls(text)[0]).toEqual({
+      tool: "campaign_metrics",
+      arguments: {
+        campaign_ids: ["cmp_x1"],
+        include_tasks: true,
+        sort_by: "latest",
+        task_from: "2024-11-22",
+        task_to: "2026-11-22",
+      },
+    });
+  });
+
+  it("the service not reached: the plan asks it, or exports the given dates as they are", async () => {
+    // More failures than the client's attempts: the prompt's one lookup fails for sure.
+    h.sandbox.faults.inject({
+      operation: "campaign_metrics",
+      action: { type: "status", status: 500 },
+      times: 3,
+    });
+    const campaign = h.sandbox.campaign_ids[0] ?? "";
+    const fresh = await h.restart();
+    const get = async (args: Record<string, string>) => {
+      const r = await fresh.getPrompt({ name: "delivery_failure_investigation", arguments: args });
+      const m = r.messages[0];
+      return m?.content.type === "text" ? m.content.text : "";
+    };
+    const dated = await get({ campaign_id: campaign, from: "2026-11-01", to: "2026-11-14" });
+    h.sandbox.faults.clear();
+    expect(namedCalls(dated)[0]).toEqual({
+      tool: "start_export",
+      arguments: {
+        type: "campaign_event_data",
+        campaign_id: campaign,
+        from: "2026-11-01",
+        to: "2026-11-14",
+      },
+    });
+    expect(dated).toContain(
+      "If the service answers that the range is too large or not aggregated yet, run the calls its error names instead.",
+    );
+    h.sandbox.faults.inject({
+      operation: "campaign_metrics",
+      action: { type: "status", status: 500 },
+      times: 3,
+    });
+    const undated = await get({ campaign_id: campaign });
+    h.sandbox.faults.clear();
+    expect(undated).toContain("the service could not be asked for its rounds just now");
+    const [first] = namedCalls(undated);
+    expect(first?.tool).toBe("campaign_metrics");
+    const asked = await h.call("campaign_metrics", first?.arguments ?? {});
+    expect(asked.isError, asked.text).toBeFalsy();
+    expect(asked.structured.matched_campaigns).toBe(1);
+  });
+
+  it.each([
+    ["ab_test_readout", { campaign_id: "cmp_x1" }],
+    ["scenario_health_check", { scenario_id: "s1" }],
+  ])("%s refuses from after to", async (name, args) => {
+    await expect(
+      h.client.getPrompt({ name, arguments: { ...args, from: "2026-11-14", to: "2026-11-01" } }),
+    ).rejects.toThrow("from (2026-11-14) is after to (2026-11-01)");
   });
 
   it("refuses a malformed date argument", async () => {
@@ -58,7 +124,7 @@ describe("argument completion", () => {
       ref: { type: "ref/prompt", name: "ab_test_readout" },
       argument: { name: "campaign_id", value: "" },
     });
-    // campaign_metrics' default window is 30 days, completion looks 90 days back.
+    // campaign_metrics' default window is 30 days, completion looks 180 days back.
     for (const id of ids) expect(all.completion.values).toContain(id);
     const first = ids[0] ?? "";
     const typed = first.slice(0, first.length - 1);
