@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SUMMARY_CATALOGUES } from "../analysis/i18n/index.js";
 import {
   campaignSummaryOutputSchema,
   renderSummaryMarkdown,
@@ -110,8 +111,10 @@ Example: summarize_export {"job_id": "exp_abc123", "report": true}`,
       result.kind === "campaign_event_data"
         ? exportVsMetrics(result.revenue.by_currency)
         : undefined;
+    const lang = args.lang ?? defaultLang(runtime.config.timeZone);
+    const words = SUMMARY_CATALOGUES[lang];
     const text =
-      renderSummaryMarkdown(result, { detail: args.detail === true }) +
+      renderSummaryMarkdown(result, { detail: args.detail === true, lang }) +
       (vsMetrics === undefined || vsMetrics.length === 0
         ? ""
         : `\n**Against campaign_metrics**: ${vsMetrics.join(" ")}`);
@@ -121,20 +124,17 @@ Example: summarize_export {"job_id": "exp_abc123", "report": true}`,
       ...(vsMetrics === undefined ? {} : { vs_campaign_metrics: vsMetrics }),
     };
     if (args.report === true) {
-      const lang = args.lang ?? defaultLang(runtime.config.timeZone);
       const report = await writeReportFile(runtime.config.dataDir, result, lang);
       return {
         structured: { ...structured, report_path: report.path },
-        text: `${text}\nHTML report with charts: ${report.path} (${formatBytes(report.bytes)}; opens in any browser, no network needed).`,
+        text: `${text}\n${words.charts.written(report.path, formatBytes(report.bytes))}`,
         links: [report.link],
       };
     }
     return {
       structured,
       // A host that renders MCP Apps already shows the charts; others learn how to get them.
-      text: call.rendersApps
-        ? text
-        : `${text}\nCharts: the same call with "report": true writes them as an HTML file.`,
+      text: call.rendersApps ? text : `${text}\n${words.charts.offer}`,
     };
   },
 });

@@ -26,6 +26,7 @@ const CODE_NAMES = [
   "json",
   "detail",
   "conversion-event-type",
+  "conversion_event_type",
   "landing_clicked",
   "by_currency",
   "send_group_by_currency",

@@ -222,6 +222,7 @@ async function compareWindow(
     // summarize_export of the same file states how campaign_metrics counts its payments.
     const summary = await h.call("summarize_export", {
       job_id: (exported.structured.job as { _id: string })._id,
+      lang: "en",
     });
     expect(summary.isError, summary.text).toBeFalsy();
     const notes = summary.structured.vs_campaign_metrics as string[];

@@ -26,7 +26,8 @@ describe("summarize_export report: true", () => {
     expect(r.isError).not.toBe(true);
     const path = r.structured.report_path as string;
     expect(path.startsWith(join(h.dataDir, "reports"))).toBe(true);
-    expect(r.text).toContain(`HTML report with charts: ${path}`);
+    // In Korean, as the summary above it: the application is in Asia/Seoul.
+    expect(r.text).toContain(`차트가 담긴 HTML 보고서: ${path}`);
     expect(r.text).not.toContain('"report": true');
     const link = r.content.find((c) => c.type === "resource_link") as
       | { uri: string; mimeType: string; name: string }
@@ -63,7 +64,7 @@ describe("summarize_export report: true", () => {
     expect(english.structured.report_path).not.toBe(korean.structured.report_path);
     expect(await lang(english.structured.report_path as string)).toBe("en");
     expect(await lang(korean.structured.report_path as string)).toBe("ko");
-    // The tool's text and data are for the model, the same in either language.
+    // The tool's data is the same in either language; its text follows lang.
     const { report_path: _en, ...enData } = english.structured;
     const { report_path: _ko, ...koData } = korean.structured;
     expect(enData).toEqual(koData);

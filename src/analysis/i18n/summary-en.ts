@@ -35,6 +35,12 @@ export const summaryEn = {
     tool: { detail: "ask with detail for more", all: "the structured result" },
     command: { detail: "run again with --detail for more", all: "--json" },
   },
+  /** summarize_export's closing line: where the charts are. */
+  charts: {
+    offer: 'Charts: the same call with "report": true writes them as an HTML file.',
+    written: (path: string, size: string) =>
+      `HTML report with charts: ${path} (${size}; opens in any browser, no network needed).`,
+  },
   leftOut: (left: string[], more: MoreAt) =>
     `_Not shown: ${left.join(", ")}; ${more.detail}, or see ${more.all} for every figure._`,
   nothingLeft: (more: MoreAt) => `_Nothing left out; ${more.all} has every figure._`,

@@ -39,6 +39,11 @@ export const summaryKo: SummaryMessages = {
     tool: { detail: "더 보려면 detail을 true로 요청하세요", all: "구조화된 결과" },
     command: { detail: "더 보려면 --detail을 붙여 다시 실행하세요", all: "--json 출력" },
   },
+  charts: {
+    offer: '차트: 같은 호출에 "report": true를 더하면 HTML 파일로 씁니다.',
+    written: (path, size) =>
+      `차트가 담긴 HTML 보고서: ${path} (${size}, 네트워크 없이 어느 브라우저에서나 열립니다).`,
+  },
   leftOut: (left, more) =>
     `_생략: ${left.join(", ")}. ${more.detail}. 모든 수치는 ${more.all}에 있습니다._`,
   nothingLeft: (more) => `_생략한 것이 없습니다. 모든 수치는 ${more.all}에 있습니다._`,
@@ -133,7 +138,7 @@ export const summaryKo: SummaryMessages = {
           : `요청한 전환 이벤트 유형 "${asked}"인 행이 없습니다. 파일의 이벤트 유형: ${inFile}.`;
       }
       return types.length > 0
-        ? `전환 이벤트 유형을 ${listed(types.map((t) => `"${t}"`))}(으)로 추정했습니다 (발송 기록, 오픈, landing_clicked가 아닌 모든 유형). 하나를 고르려면 --conversion-event-type을 주세요.`
+        ? `전환 이벤트 유형을 ${listed(types.map((t) => `"${t}"`))}(으)로 추정했습니다 (발송 기록, 오픈, landing_clicked가 아닌 모든 유형). 하나를 고르려면 conversion_event_type(--conversion-event-type)을 주세요.`
         : "파일에 전환 이벤트가 없습니다 (발송 기록, 오픈, 랜딩 클릭 외의 이벤트 유형이 없음).";
     },
     revenueNote: (s) => {

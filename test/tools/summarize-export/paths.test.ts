@@ -110,9 +110,9 @@ describe("summarize_export by job_id", () => {
   });
 
   it("detail shows every round; the default text is short and says what it left out", async () => {
-    const short = await summarizeExport.handler({ job_id: campaignJob }, runtime, call);
+    const short = await summarizeExport.handler({ job_id: campaignJob, lang: "en" }, runtime, call);
     const long = await summarizeExport.handler(
-      { job_id: campaignJob, detail: true },
+      { job_id: campaignJob, detail: true, lang: "en" },
       runtime,
       call,
     );
@@ -136,7 +136,7 @@ describe("summarize_export by job_id", () => {
       to: "2026-11-20",
       wait_seconds: 20,
     });
-    const out = await summarizeExport.handler({ job_id: jobId }, runtime, call);
+    const out = await summarizeExport.handler({ job_id: jobId, lang: "en" }, runtime, call);
     const s = out.structured as { kind: string; nodes: { node_id: string; days: number }[] };
     expect(s.kind).toBe("scenario_daily_metrics");
     const messageNodes = scenario.nodes.filter((n) => "channel" in n && n.channel !== undefined);
