@@ -148,6 +148,11 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       });
       return catalogPromise;
     },
+    async knownSlotKeys() {
+      if (!sandboxMode) return undefined;
+      const { sandboxSlotKeys } = await import("./sandbox/embedded.js");
+      return sandboxSlotKeys();
+    },
     now,
     async close() {
       await sweeping;

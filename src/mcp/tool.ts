@@ -18,9 +18,20 @@ export interface ToolRuntime extends ExportRuntime {
   readonly clientRoots: ClientRoots;
   /** Product names and prices for recommended IDs, when a catalog is available. */
   catalog(): Promise<ProductCatalog | undefined>;
+  /**
+   * The recommendation slot keys, where the server knows them: in sandbox mode the embedded
+   * sandbox's; undefined against the real service, which has no request that lists them.
+   */
+  knownSlotKeys(): Promise<KnownSlotKeys | undefined>;
   /** Every tool call, who made it and how it ended (src/audit): beside the ledger. */
   readonly audit: AuditTrail;
   close(): Promise<void>;
+}
+
+/** Slot keys by whether recommend answers them (active) or not (inactive, temporarily saved). */
+export interface KnownSlotKeys {
+  active: string[];
+  inactive: string[];
 }
 
 /** Per-call facilities: an export call's, and whether the client renders views. */

@@ -115,6 +115,15 @@ export async function sandboxGuide(seed: number): Promise<string> {
   ].join("\n");
 }
 
+/** The sandbox's recommendation slot keys by state (they never change while it runs). */
+export async function sandboxSlotKeys(): Promise<{ active: string[]; inactive: string[] }> {
+  const { SLOTS } = await import("./world/recommend.js");
+  return {
+    active: SLOTS.filter((s) => s.state === "active").map((s) => s.key),
+    inactive: SLOTS.filter((s) => s.state !== "active").map((s) => s.key),
+  };
+}
+
 /** The sandbox's scenarios, for completion of `scenario_id`; derived from the seed alone. */
 export async function sandboxScenarios(
   seed: number,

@@ -13,6 +13,7 @@ import { defineTool } from "../../mcp/tool.js";
 import { ToolInputError } from "../../mcp/tool-errors.js";
 import { blankToUndefined } from "../../text-input.js";
 import { recommendBasis } from "./basis.js";
+import { unknownSlotKey } from "./slot-keys.js";
 
 const TEXT_ROWS = 20;
 
@@ -89,6 +90,12 @@ Example: recommend_products {"slot_key": "main_personal", "platform_user_id": "u
         "slot_key",
         "slot_key must not be empty: give the slot's recommendation integration key.",
       );
+    }
+    // Where the server knows the slots, an unknown key is refused before the service is asked,
+    // with the keys there are; the service's own 404 cannot list them.
+    const known = await runtime.knownSlotKeys();
+    if (known !== undefined && ![...known.active, ...known.inactive].includes(slotKey)) {
+      throw new ToolInputError("slot_key", unknownSlotKey(slotKey, known));
     }
     const body: RecommendRequest = {};
     const user = blankToUndefined(args.platform_user_id);
