@@ -12,6 +12,10 @@ export const START_FIRST = [
   "test/scripts/soak.test.ts",
   // Builds, unpacks and checks five MCP Bundles: about a minute of CPU.
   "test/package/bundle.test.ts",
+  // Every prompt on every sandbox campaign and scenario: some 70 exports and their summaries.
+  "test/prompts/prompt-calls.test.ts",
+  // A download throttled past summarize_export's 20 s wait, among other provoked hints.
+  "test/prompts/hint-calls.test.ts",
 ];
 
 /** Vitest's own order, with the known long files moved to the front. */
