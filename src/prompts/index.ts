@@ -22,6 +22,9 @@ const date = (what: string) =>
     .optional()
     .describe(`${what} (YYYY-MM-DD, in the application's time zone)`);
 
+/** What the campaign prompts read without dates (export-plan.ts). */
+const CAMPAIGN_DEFAULT = "the 30 days up to the campaign's latest aggregated round";
+
 function ask(text: string): GetPromptResult {
   return { messages: [{ role: "user", content: { type: "text", text } }] };
 }
@@ -54,7 +57,7 @@ export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
       description:
         "Last week's campaigns ranked by revenue, with the delivery funnel and what changed.",
       argsSchema: z.object({
-        week_start: date("first day of the week; default: Monday of last week"),
+        week_start: date("first day of the 7 days; default: Monday of last week"),
         tag: z.string().optional().describe("only campaigns with this tag"),
       }),
     },
@@ -68,8 +71,8 @@ export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
       description: "Which variant won a campaign's A/B test, by how much, and how sure we are.",
       argsSchema: z.object({
         campaign_id: campaignId,
-        from: date("first day of the export"),
-        to: date("last day of the export"),
+        from: date(`first day; default: ${CAMPAIGN_DEFAULT}`),
+        to: date("last day"),
       }),
     },
     async ({ campaign_id, from, to }) =>
@@ -83,7 +86,7 @@ export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
       description: "Why a campaign's messages failed: error codes, channels, rounds and hours.",
       argsSchema: z.object({
         campaign_id: campaignId,
-        from: date("first day"),
+        from: date(`first day; default: ${CAMPAIGN_DEFAULT}`),
         to: date("last day"),
       }),
     },
@@ -98,8 +101,8 @@ export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
       description: "Is an automated scenario flowing: sends, open rates and conversions per node.",
       argsSchema: z.object({
         scenario_id: scenarioId,
-        from: date("first day"),
-        to: date("last day"),
+        from: date("first day; default: 30 days before to"),
+        to: date("last day; default: yesterday"),
       }),
     },
     ({ scenario_id, from, to }) => ask(scenarioHealthText(runtime, { scenario_id, from, to })),
