@@ -161,10 +161,16 @@ describe("export errors: the calls they name run", () => {
 
   it("a poll that failed on the network: the check_export it names continues", async () => {
     const jobId = await runningJob(scenarioExport("2026-11-02", "2026-11-08"));
-    sandbox.faults.inject({ operation: "get_export_job", action: { type: "drop" }, times: 10 });
-    const failed = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
+    // Every attempt of a poll dropped; once the polling interval allows one, it fails.
+    sandbox.faults.inject({ operation: "get_export_job", action: { type: "drop" }, times: 100 });
+    let failed: ToolResult | undefined;
+    await waitUntil(async () => {
+      failed = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
+      return failed.isError === true || failed.structured.error !== undefined;
+    }, "a poll that failed");
     sandbox.faults.clear();
-    const text = `${failed.text}\n${String(failed.structured.error ?? "")}`;
+    const text = `${failed?.text}\n${String(failed?.structured.error ?? "")}`;
+    expect(text).toMatch(/socket|network|connection/i);
     expect(text).toContain(`check_export {"job_id":"${jobId}"`);
     const log = await runNamed(text, (c) => c.tool === "check_export");
     expect(log.every((r) => r.call.arguments.job_id === jobId)).toBe(true);
