@@ -29,7 +29,7 @@ export type CampaignExportPlan =
   | { kind: "as_given"; from?: string; to?: string }
   | {
       kind: "not_aggregated";
-      /** "from 2026-11-01 to 2026-11-07", or "in the last 180 days". */
+      /** "from 2026-11-01 to 2026-11-07", or "in the last N days" (N: MAX_METRICS_WINDOW_DAYS). */
       where: string;
       rounds: number;
       earliestScheduledAt: number;

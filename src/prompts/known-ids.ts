@@ -12,8 +12,8 @@ const MAX_COMPLETIONS = 100;
 
 /**
  * Where completion finds IDs: the export ledger (what was exported before), the campaigns the
- * service reports for the last 180 days (recent-campaigns.ts), and in sandbox mode the sandbox's
- * scenarios. Completion must answer quickly and never fail a client's typing: a slow or failing
+ * service reports over its widest metrics window (recent-campaigns.ts), and in sandbox mode the
+ * sandbox's scenarios. Completion must answer quickly and never fail a client's typing: a slow or failing
  * service gives what is known.
  */
 export function knownIds(runtime: ToolRuntime, recent: RecentCampaignsLookup) {

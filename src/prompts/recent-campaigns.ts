@@ -14,7 +14,7 @@ export interface RecentCampaigns {
 }
 
 /**
- * The service's campaigns with a round in the last 180 days (one metrics request, the widest the
+ * The service's campaigns with a round in the widest metrics window, MAX_METRICS_WINDOW_DAYS (one metrics request, the widest the
  * endpoint takes; it costs no export budget), cached for five minutes: argument completion and
  * the prompts' export ranges both read them. A slow or failing service gives undefined, never an
  * error: a prompt or a completion still answers with what it knows.
