@@ -12,6 +12,7 @@ import {
   budgetSchema,
   DEFAULT_RESULT_TOKENS,
   databaseUrlSchema,
+  historySwitchSchema,
   hostList,
   integer,
   logLevelSchema,
@@ -74,6 +75,26 @@ export interface Config {
   retention: { maxAgeDays: number; maxBytes: number };
   /** The SQL engine of query_export (CRM_QUERY_MEMORY_MB, CRM_QUERY_THREADS, CRM_QUERY_TIMEOUT_SECONDS). */
   query: QueryLimits;
+  /** CRM_HISTORY (`off`: no history) and CRM_HISTORY_DAYS (days of send rounds kept). */
+  history: HistorySettings;
+}
+
+export interface HistorySettings {
+  enabled: boolean;
+  keepDays: number;
+}
+
+const DEFAULT_HISTORY_DAYS = 400;
+
+/** Up to 100 years: a bound only against a typo's extra digits. */
+function readHistorySettings(read: EnvRead): HistorySettings {
+  const switched = read("CRM_HISTORY", historySwitchSchema, "off") ?? "on";
+  return {
+    enabled: switched === "on",
+    keepDays:
+      read("CRM_HISTORY_DAYS", boundedInteger(1, 36_500), String(DEFAULT_HISTORY_DAYS)) ??
+      DEFAULT_HISTORY_DAYS,
+  };
 }
 
 /** What one query_export statement may use: DuckDB's memory limit and threads, and its time. */
@@ -155,13 +176,20 @@ export function loadAnalysisSettings(env: NodeJS.ProcessEnv): AnalysisSettings {
   return settings;
 }
 
-/** What the `query` command needs: the analysis settings and the query engine's limits. */
+/**
+ * What the `query` command needs: the analysis settings, the query engine's limits and the
+ * history's settings (`query --history`).
+ */
 export function loadQuerySettings(
   env: NodeJS.ProcessEnv,
-): AnalysisSettings & { query: QueryLimits } {
+): AnalysisSettings & { query: QueryLimits; history: HistorySettings } {
   const problems: string[] = [];
   const read = envReader(env, problems);
-  const settings = { ...readAnalysisSettings(read), query: readQueryLimits(read) };
+  const settings = {
+    ...readAnalysisSettings(read),
+    query: readQueryLimits(read),
+    history: readHistorySettings(read),
+  };
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
   }
@@ -240,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     read("CRM_RETENTION_DAYS", nonNegativeNumber, "30") ?? DEFAULT_RETENTION_DAYS;
   const retentionMb = read("CRM_RETENTION_MB", nonNegativeNumber, "4096") ?? DEFAULT_RETENTION_MB;
   const query = readQueryLimits(read);
+  const history = readHistorySettings(read);
   const databaseUrl = read(
     "CRM_DATABASE_URL",
     databaseUrlSchema,
@@ -270,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     retention: { maxAgeDays: retentionDays, maxBytes: Math.floor(retentionMb * 1024 * 1024) },
     databaseUrl,
     query,
+    history,
   };
 }
 

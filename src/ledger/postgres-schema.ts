@@ -72,6 +72,36 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX crm_audit_calls_by_caller ON crm_audit_calls (caller, at);
     `,
   },
+  {
+    version: 4,
+    name: "history catalogue",
+    sql: `
+      CREATE TABLE crm_history_catalogue (
+        scope text PRIMARY KEY,
+        generation bigint NOT NULL
+      );
+      CREATE TABLE crm_history_exports (
+        scope text NOT NULL,
+        job_id text NOT NULL,
+        kind text NOT NULL,
+        subject_id text NOT NULL,
+        job_created_at timestamptz NOT NULL,
+        ingested_at timestamptz NOT NULL,
+        rows bigint NOT NULL,
+        entry jsonb NOT NULL,
+        PRIMARY KEY (scope, job_id)
+      );
+      CREATE TABLE crm_history_partitions (
+        scope text NOT NULL,
+        dir text NOT NULL,
+        dataset text NOT NULL,
+        file text NOT NULL,
+        rows bigint NOT NULL,
+        entry jsonb NOT NULL,
+        PRIMARY KEY (scope, dir)
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
