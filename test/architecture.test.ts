@@ -121,6 +121,7 @@ const ALLOWED: Record<string, string[]> = {
   resources: ["mcp", "report", "ledger", "files", "api"],
   exports: ["mcp", "resources", "query", "ledger", "files", "file-io", "api"],
   mcp: ["query", "analysis", "ledger", "files", "file-io", "api"],
+  history: ["query", "analysis", "ledger", "files", "file-io", "api"],
   report: ["analysis", "files", "file-io", "api"],
   query: ["analysis", "files", "file-io", "api"],
   files: ["file-io", "api"],
