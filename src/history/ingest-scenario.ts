@@ -4,7 +4,11 @@ import { AnalysisError } from "../analysis/errors.js";
 import { readScenarioWorkbook } from "../analysis/scenario-workbook.js";
 import { checkExportFile, ExportFileError } from "../files/export-path.js";
 import { withFileInUse } from "../files/in-use.js";
-import type { ScenarioExportRecord } from "./catalogue.js";
+import {
+  type HistoryCatalogue,
+  type ScenarioExportRecord,
+  scenarioPartitions,
+} from "./catalogue.js";
 import { commitPlanned } from "./commit.js";
 import type { HistoryContext } from "./context.js";
 import { HistoryError } from "./errors.js";
@@ -105,15 +109,12 @@ export async function ingestScenarioExport(
 }
 
 function already(
-  catalogue: { partitions: readonly { dataset: string; dir: string; rows: number }[] },
+  catalogue: HistoryCatalogue,
   input: ScenarioExportInput,
   rows: number,
   status: ScenarioIngestResult["status"] = "already_added",
 ): ScenarioIngestResult {
-  const partition = catalogue.partitions.find(
-    (p) =>
-      p.dataset === "scenario_days" && "scenario_id" in p && p.scenario_id === input.scenarioId,
-  );
+  const partition = scenarioPartitions(catalogue).find((p) => p.scenario_id === input.scenarioId);
   return { job_id: input.jobId, status, rows, scenario_rows: partition?.rows ?? 0 };
 }
 
