@@ -8,20 +8,20 @@ import { USER } from "../query/describe.js";
  * from the CSV files themselves.
  */
 
-/** One row per user and round received, with when. */
-const RECEIVED = `received AS (SELECT ${USER} AS user_key, campaign_id, task_id, scheduled_at, coalesce("group", '') AS grp, min(captured_at) AS received_at FROM history WHERE event_role = 'received' AND ${USER} IS NOT NULL GROUP BY ALL)`;
-
-/** One row per user and round opened. */
-const OPENED = `opened AS (SELECT DISTINCT ${USER} AS user_key, campaign_id, task_id, scheduled_at, coalesce("group", '') AS grp FROM history WHERE event_role = 'open' AND ${USER} IS NOT NULL)`;
-
-const SAME_ROUND = "USING (user_key, campaign_id, task_id, scheduled_at, grp)";
+/**
+ * One row per user and round received: when first, and whether the user opened it. One grouping
+ * of the received and open rows (no join): the costly step over a large history, done once.
+ */
+const MESSAGES = `messages AS (SELECT ${USER} AS user_key, min(captured_at) FILTER (WHERE event_role = 'received') AS received_at, bool_or(event_role = 'open') AS opened FROM history WHERE event_role IN ('received', 'open') AND ${USER} IS NOT NULL GROUP BY ${USER}, campaign_id, task_id, scheduled_at, "group" HAVING received_at IS NOT NULL)`;
 
 export const HISTORY_EXAMPLES = [
   {
     name: "fatigue",
     title:
       "Fatigue: users who received 5 or more messages within 7 calendar days (across campaigns), and their open rate against everyone else's",
-    sql: `WITH ${RECEIVED}, ${OPENED}, counted AS (SELECT user_key, count(*) OVER (PARTITION BY user_key ORDER BY CAST(received_at AS DATE) RANGE BETWEEN INTERVAL 6 DAYS PRECEDING AND CURRENT ROW) AS in_7_days FROM received), fatigued AS (SELECT user_key FROM counted GROUP BY 1 HAVING max(in_7_days) >= 5) SELECT CASE WHEN f.user_key IS NULL THEN 'under 5 in every 7 days' ELSE '5 or more within 7 days' END AS exposure, count(DISTINCT r.user_key) AS users, count(*) AS messages, count(o.user_key) AS opened, round(count(o.user_key) / count(*), 4) AS open_rate FROM received r LEFT JOIN fatigued f USING (user_key) LEFT JOIN opened o ${SAME_ROUND} GROUP BY 1 ORDER BY 1`,
+    // Five messages within 7 calendar days: some message's day is at most 6 after the day of the
+    // fourth message before it.
+    sql: `WITH ${MESSAGES}, users AS (SELECT user_key, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, coalesce(bool_or(CAST(received_at AS DATE) - fifth_back <= 6), false) AS fatigued FROM (SELECT *, lag(CAST(received_at AS DATE), 4) OVER (PARTITION BY user_key ORDER BY received_at) AS fifth_back FROM messages) GROUP BY 1) SELECT CASE WHEN fatigued THEN '5 or more within 7 days' ELSE 'under 5 in every 7 days' END AS exposure, count(*) AS users, sum(messages) AS messages, sum(opened) AS opened, round(sum(opened) / sum(messages), 4) AS open_rate FROM users GROUP BY 1 ORDER BY 1`,
   },
   {
     name: "overlap",
@@ -36,6 +36,6 @@ export const HISTORY_EXAMPLES = [
   {
     name: "time_since_previous",
     title: "Time since the user's previous message (any campaign) against open rate",
-    sql: `WITH ${RECEIVED}, ${OPENED}, gaps AS (SELECT *, date_diff('hour', lag(received_at) OVER (PARTITION BY user_key ORDER BY received_at), received_at) AS hours_since_previous FROM received) SELECT CASE WHEN hours_since_previous IS NULL THEN 'first message' WHEN hours_since_previous < 24 THEN 'under 1 day' WHEN hours_since_previous < 72 THEN '1 to 3 days' WHEN hours_since_previous < 168 THEN '3 to 7 days' ELSE '7 days or more' END AS since_previous, count(*) AS messages, count(o.user_key) AS opened, round(count(o.user_key) / count(*), 4) AS open_rate FROM gaps g LEFT JOIN opened o ${SAME_ROUND} GROUP BY 1 ORDER BY min(coalesce(hours_since_previous, -1))`,
+    sql: `WITH ${MESSAGES}, gaps AS (SELECT opened, date_diff('hour', lag(received_at) OVER (PARTITION BY user_key ORDER BY received_at), received_at) AS hours_since_previous FROM messages) SELECT CASE WHEN hours_since_previous IS NULL THEN 'first message' WHEN hours_since_previous < 24 THEN 'under 1 day' WHEN hours_since_previous < 72 THEN '1 to 3 days' WHEN hours_since_previous < 168 THEN '3 to 7 days' ELSE '7 days or more' END AS since_previous, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, round(count(*) FILTER (WHERE opened) / count(*), 4) AS open_rate FROM gaps GROUP BY 1 ORDER BY min(coalesce(hours_since_previous, -1))`,
   },
 ] as const;
