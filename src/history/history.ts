@@ -30,11 +30,11 @@ export interface HistoryOptions {
   /** CRM_TIME_ZONE: whose "today" the kept days count back from. */
   timeZone: string;
   now?: (() => number) | undefined;
-  /** The writing engine's limits; default 160 MB and 2 threads. */
+  /** The writing engine's limits; default 128 MB and 2 threads. */
   work?: Partial<WorkLimits> | undefined;
 }
 
-export const DEFAULT_WORK_LIMITS: WorkLimits = { memoryMb: 160, threads: 2 };
+export const DEFAULT_WORK_LIMITS: WorkLimits = { memoryMb: 128, threads: 2 };
 
 /**
  * The history of one data folder and scope: every campaign CSV and scenario XLSX export added

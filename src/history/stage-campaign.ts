@@ -33,7 +33,7 @@ export async function stageCampaignCsv(
       `COPY (SELECT ${typedColumnsSql()}, ${sqlString(jobId)} AS job_id, strftime(scheduled_at, '%Y-%m') AS round_month FROM ${csvReadSql([csvPath])}) TO ${sqlString(out)} (${PARQUET_OPTIONS}, PARTITION_BY (round_month))`,
     );
   } catch (error) {
-    if (error instanceof HistoryError) throw error;
+    if (error instanceof HistoryError || !isReadError(error)) throw error;
     throw malformed(csvPath, error);
   }
   const staged = `read_parquet(${sqlString(join(out, "**", "*.parquet"))}, hive_partitioning = true, hive_types = {'round_month': VARCHAR})`;
@@ -78,6 +78,17 @@ async function parquetFiles(folder: string): Promise<string[]> {
     .filter((n) => n.endsWith(".parquet"))
     .sort()
     .map((n) => join(folder, n));
+}
+
+/**
+ * An error of the file's content, as DuckDB's CSV reader reports one; anything else (memory, the
+ * disk, a cancel) is not the file's fault and is passed on as it is.
+ */
+function isReadError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /CSV Error on Line|Error when converting column|unterminated quote|Invalid unicode/i.test(
+    message,
+  );
 }
 
 /**

@@ -5,8 +5,9 @@ import { HistoryError } from "./errors.js";
 
 /**
  * The DuckDB that writes the history: in memory, its own spill folder inside the staging folder,
- * no extension installed or loaded, within a small memory limit (the ingestion of a 2,000,000-send
- * export stays within about 300 MiB of the process's memory), interrupted when `signal` aborts.
+ * no extension installed or loaded, within a small memory limit (DuckDB's own buffers; the process
+ * adding a 2,000,000-send export peaks near 300 MB, see bench/RESULTS.md), interrupted when
+ * `signal` aborts.
  */
 export interface WorkEngine {
   /** For appenders; statements go through run and rows, which map a cancel. */
@@ -31,6 +32,9 @@ export async function openWorkEngine(
     threads: String(limits.threads),
     memory_limit: `${limits.memoryMb}MB`,
     temp_directory: spillFolder,
+    // Rows need no order in a file (every reader groups or filters); without one, the CSV's
+    // parallel reader streams into the writer instead of holding chunks to keep them in order.
+    preserve_insertion_order: "false",
     autoinstall_known_extensions: "false",
     autoload_known_extensions: "false",
   });

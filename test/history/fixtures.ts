@@ -44,6 +44,7 @@ export async function historyFixture(
     keepDays?: number;
     now?: () => number;
     store?: (folder: string) => CatalogueStore;
+    memoryMb?: number;
   } = {},
 ): Promise<HistoryFixture> {
   const dir = await mkdtemp(join(tmpdir(), "history-"));
@@ -55,7 +56,7 @@ export async function historyFixture(
       keepDays: options.keepDays ?? 400,
       timeZone: "Asia/Seoul",
       now: options.now ?? (() => NOW),
-      work: { memoryMb: 128, threads: 1 },
+      work: { memoryMb: options.memoryMb ?? 128, threads: 1 },
     });
   const history = open();
   const opened: History[] = [history];

@@ -251,6 +251,21 @@ describe("files that are not added", () => {
     await expectRefused(path, "malformed_file", /1 rows have no scheduled_at/);
   });
 
+  it("a failure of the engine (out of memory) is passed on, not called a bad file", async () => {
+    const starved = await historyFixture({ memoryMb: 1 });
+    try {
+      const path = await writeCampaignCsv(join(starved.dir, "a.csv"), ROWS);
+      const error = await starved.history
+        .ingestCampaignExport(input(path))
+        .catch((e: unknown) => e);
+      expect(error).not.toBeInstanceOf(HistoryError);
+      expect((error as Error).message).toMatch(/Out of Memory/);
+      expect((await starved.history.catalogue()).generation).toBe(0);
+    } finally {
+      await starved.close();
+    }
+  });
+
   it("another CSV, an empty file, a missing file", async () => {
     const other = join(f.dir, "other.csv");
     await writeFile(other, "a,b\n1,2\n");
