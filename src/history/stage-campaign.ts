@@ -13,6 +13,12 @@ import type { WorkEngine } from "./work-engine.js";
  * take (a cut line, an unterminated quote, a bad time or JSON value) stops it: a truncated or
  * malformed file is never added, in part or whole.
  */
+/**
+ * DuckDB reads a CSV in buffers of 32 MB by default, several at once, outside what it can spill:
+ * 8 MB (four times its longest line, 2 MB) keeps the writer within its memory limit.
+ */
+const READ_BUFFER_BYTES = 8 * 1024 * 1024;
+
 export interface StagedCampaign {
   /** Per `YYYY-MM`: the staged files and the rounds they hold. */
   months: Map<string, { files: string[]; rounds: RoundRows[] }>;
@@ -30,7 +36,7 @@ export async function stageCampaignCsv(
   const out = join(staging, "events");
   try {
     await engine.run(
-      `COPY (SELECT ${typedColumnsSql()}, ${sqlString(jobId)} AS job_id, strftime(scheduled_at, '%Y-%m') AS round_month FROM ${csvReadSql([csvPath])}) TO ${sqlString(out)} (${PARQUET_OPTIONS}, PARTITION_BY (round_month))`,
+      `COPY (SELECT ${typedColumnsSql()}, ${sqlString(jobId)} AS job_id, strftime(scheduled_at, '%Y-%m') AS round_month FROM ${csvReadSql([csvPath], { bufferBytes: READ_BUFFER_BYTES })}) TO ${sqlString(out)} (${PARQUET_OPTIONS}, PARTITION_BY (round_month))`,
     );
   } catch (error) {
     if (error instanceof HistoryError || !isReadError(error)) throw error;
