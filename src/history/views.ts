@@ -74,12 +74,14 @@ function historyViewSql(
 
 function campaignsTableSql(catalogue: HistoryCatalogue): string[] {
   const columns = CAMPAIGN_COLUMNS.map(([n, t]) => `${sqlIdentifier(n)} ${t}`).join(", ");
-  const text = (v: string | null) => (v === null ? "CAST(NULL AS VARCHAR)" : sqlString(v));
-  const list = (v: string[]) => `CAST([${v.map(sqlString).join(", ")}] AS VARCHAR[])`;
+  // DuckDB's parser ends a statement at a NUL character: a name holding one loses it.
+  const literal = (v: string) => sqlString(v.replaceAll("\0", ""));
+  const text = (v: string | null) => (v === null ? "CAST(NULL AS VARCHAR)" : literal(v));
+  const list = (v: string[]) => `CAST([${v.map(literal).join(", ")}] AS VARCHAR[])`;
   const rows = historyCampaigns(catalogue).map(
     (c) =>
       `(${[
-        sqlString(c.campaign_id),
+        literal(c.campaign_id),
         text(c.name),
         list(c.channels),
         c.rounds,
