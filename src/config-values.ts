@@ -72,6 +72,13 @@ export const optionalKey = z
     }
   });
 
+/** CRM_HISTORY: `on` or `off`, any case. */
+export const historySwitchSchema = z
+  .string()
+  .optional()
+  .transform((value) => value?.toLowerCase())
+  .pipe(z.enum(["on", "off"], { message: "must be on or off" }).optional());
+
 export const logLevelSchema = z
   .string()
   .optional()

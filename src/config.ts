@@ -12,6 +12,7 @@ import {
   budgetSchema,
   DEFAULT_RESULT_TOKENS,
   databaseUrlSchema,
+  historySwitchSchema,
   hostList,
   integer,
   logLevelSchema,
@@ -83,6 +84,26 @@ export interface Config {
   readDirs: string[];
   /** CRM_READ_ROOTS: over stdio, the folders the client offers as MCP roots are readable too. */
   readRoots: boolean;
+  /** CRM_HISTORY (`off`: no history) and CRM_HISTORY_DAYS (days of send rounds kept). */
+  history: HistorySettings;
+}
+
+export interface HistorySettings {
+  enabled: boolean;
+  keepDays: number;
+}
+
+const DEFAULT_HISTORY_DAYS = 400;
+
+/** Up to 100 years: a bound only against a typo's extra digits. */
+function readHistorySettings(read: EnvRead): HistorySettings {
+  const switched = read("CRM_HISTORY", historySwitchSchema, "off") ?? "on";
+  return {
+    enabled: switched === "on",
+    keepDays:
+      read("CRM_HISTORY_DAYS", boundedInteger(1, 36_500), String(DEFAULT_HISTORY_DAYS)) ??
+      DEFAULT_HISTORY_DAYS,
+  };
 }
 
 /** What one query_export statement may use: DuckDB's memory limit and threads, and its time. */
@@ -164,13 +185,20 @@ export function loadAnalysisSettings(env: NodeJS.ProcessEnv): AnalysisSettings {
   return settings;
 }
 
-/** What the `query` command needs: the analysis settings and the query engine's limits. */
+/**
+ * What the `query` command needs: the analysis settings, the query engine's limits and the
+ * history's settings (`query --history`).
+ */
 export function loadQuerySettings(
   env: NodeJS.ProcessEnv,
-): AnalysisSettings & { query: QueryLimits } {
+): AnalysisSettings & { query: QueryLimits; history: HistorySettings } {
   const problems: string[] = [];
   const read = envReader(env, problems);
-  const settings = { ...readAnalysisSettings(read), query: readQueryLimits(read) };
+  const settings = {
+    ...readAnalysisSettings(read),
+    query: readQueryLimits(read),
+    history: readHistorySettings(read),
+  };
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n- ${problems.join("\n- ")}`);
   }
@@ -252,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
   const readDirs =
     read("CRM_READ_DIRS", readDirList(context.homeDir ?? homedir()), "/home/me/Downloads") ?? [];
   const readRoots = read("CRM_READ_ROOTS", onOffSwitch, "1") ?? false;
+  const history = readHistorySettings(read);
   const databaseUrl = read(
     "CRM_DATABASE_URL",
     databaseUrlSchema,
@@ -284,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, context: ConfigContext = {}):
     query,
     readDirs,
     readRoots,
+    history,
   };
 }
 

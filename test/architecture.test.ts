@@ -121,6 +121,7 @@ const ALLOWED: Record<string, string[]> = {
   resources: ["mcp", "exports", "report", "ledger", "files", "api"],
   exports: ["query", "ledger", "files", "file-io", "api"],
   mcp: ["exports", "query", "analysis", "ledger", "files", "file-io", "api"],
+  history: ["query", "analysis", "ledger", "files", "file-io", "api"],
   report: ["analysis", "files", "file-io", "api"],
   query: ["analysis", "report", "files", "file-io", "api"],
   files: ["file-io", "api"],

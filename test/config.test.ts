@@ -53,6 +53,7 @@ describe("defaults", () => {
       query: { memoryMb: 1024, threads: 2, timeoutSeconds: 60 },
       readDirs: [],
       readRoots: false,
+      history: { enabled: true, keepDays: 400 },
     });
   });
 
@@ -248,6 +249,8 @@ describe("examples in error messages", () => {
     CRM_QUERY_MEMORY_MB: "64",
     CRM_QUERY_THREADS: "1.5",
     CRM_QUERY_TIMEOUT_SECONDS: "3600",
+    CRM_HISTORY: "maybe",
+    CRM_HISTORY_DAYS: "0",
   };
   for (const [name, value] of Object.entries(bad)) {
     it(`${name}: the suggested value is accepted`, () => {
@@ -294,6 +297,23 @@ describe("query engine limits", () => {
       /CRM_QUERY_TIMEOUT_SECONDS: must be at least 1/,
     );
     expect(loadQuerySettings({ CRM_QUERY_MEMORY_MB: "256" }).query.memoryMb).toBe(256);
+  });
+});
+
+describe("history", () => {
+  it("CRM_HISTORY=off (any case) turns it off; CRM_HISTORY_DAYS sets the days kept", () => {
+    expect(load({ ...remote, CRM_HISTORY: "OFF", CRM_HISTORY_DAYS: "90" }).history).toEqual({
+      enabled: false,
+      keepDays: 90,
+    });
+    expect(load({ ...remote, CRM_HISTORY: "on" }).history.enabled).toBe(true);
+    expect(configError({ ...remote, CRM_HISTORY: "no" })).toContain(
+      "CRM_HISTORY: must be on or off",
+    );
+    expect(configError({ ...remote, CRM_HISTORY_DAYS: "1.5" })).toContain(
+      "CRM_HISTORY_DAYS: not an integer",
+    );
+    expect(loadQuerySettings({ CRM_HISTORY_DAYS: "30" }).history.keepDays).toBe(30);
   });
 });
 

@@ -82,6 +82,36 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         ADD COLUMN caller_issuer text,
         ADD COLUMN caller_subject text,
         ADD COLUMN caller_client_id text;
+      `,
+  },
+  {
+    version: 5,
+    name: "history catalogue",
+    sql: `
+      CREATE TABLE crm_history_catalogue (
+        scope text PRIMARY KEY,
+        generation bigint NOT NULL
+      );
+      CREATE TABLE crm_history_exports (
+        scope text NOT NULL,
+        job_id text NOT NULL,
+        kind text NOT NULL,
+        subject_id text NOT NULL,
+        job_created_at timestamptz NOT NULL,
+        ingested_at timestamptz NOT NULL,
+        rows bigint NOT NULL,
+        entry jsonb NOT NULL,
+        PRIMARY KEY (scope, job_id)
+      );
+      CREATE TABLE crm_history_partitions (
+        scope text NOT NULL,
+        dir text NOT NULL,
+        dataset text NOT NULL,
+        file text NOT NULL,
+        rows bigint NOT NULL,
+        entry jsonb NOT NULL,
+        PRIMARY KEY (scope, dir)
+      );
     `,
   },
 ];

@@ -100,7 +100,7 @@ export function describeExports(options: SessionOptions): Promise<ExportDescript
 }
 
 /** A user as the summary counts one: platform_user_id, else user_id. */
-const USER = "coalesce(platform_user_id, user_id)";
+export const USER = "coalesce(platform_user_id, user_id)";
 
 /** The key the summary would read amounts (or currencies) from: the most used, ties by its order. */
 function summaryKey(keys: Map<string, number>, order: readonly string[]): string | undefined {

@@ -49,11 +49,14 @@ const COLUMN_LIST = CAMPAIGN_CSV_COLUMNS.map(sqlIdentifier).join(", ");
  * Fixed names and types, no sniffing: a sniffer guessing from a sample could type a column of
  * IDs as numbers. Quotes double as escapes, so multi-line quoted messages stay one field.
  */
-export function csvReadSql(paths: string[]): string {
+export function csvReadSql(paths: string[], options: { bufferBytes?: number } = {}): string {
   const columns = CAMPAIGN_CSV_COLUMNS.map(
     (c) => `${sqlString(c)}: ${sqlString(columnType(c))}`,
   ).join(", ");
-  return `read_csv([${paths.map(sqlString).join(", ")}], header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}}, timestampformat = '%Y-%m-%d %H:%M:%S', filename = true)`;
+  // A smaller read buffer than DuckDB's 32 MB for a writer kept within a small memory limit.
+  const buffer =
+    options.bufferBytes === undefined ? "" : `, buffer_size = ${Math.floor(options.bufferBytes)}`;
+  return `read_csv([${paths.map(sqlString).join(", ")}], header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}}, timestampformat = '%Y-%m-%d %H:%M:%S', filename = true${buffer})`;
 }
 
 function parquetReadSql(paths: string[]): string {

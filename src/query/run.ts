@@ -5,7 +5,7 @@ import type { QueryLimits } from "../config.js";
 import { type DuckDb, loadDuckDb } from "./engine.js";
 import { QueryError } from "./errors.js";
 import type { EventsFile } from "./events-view.js";
-import { openSession, type QuerySession } from "./session.js";
+import { type ExtraTables, openSession, type QuerySession } from "./session.js";
 import type { QuerySource } from "./sources.js";
 import { sqlError } from "./sql-hints.js";
 import { prepareReadOnly } from "./statement-check.js";
@@ -37,6 +37,8 @@ export interface QueryOptions {
   /** The conversion event type of `event_role` (trimmed); undefined: the default rule. */
   conversionType: string | undefined;
   scenarios: QuerySource[];
+  /** Tables of another module in the same session (the history's). */
+  extra?: ExtraTables | undefined;
   limits: QueryLimits;
   /** Parent of the per-query spill folder (made and removed here). */
   spillParent: string;
@@ -51,7 +53,7 @@ export interface QueryOptions {
 /** What a session needs, without the statement: the files, limits and where to spill. */
 export type SessionOptions = Pick<
   QueryOptions,
-  "events" | "conversionType" | "scenarios" | "limits" | "spillParent" | "signal"
+  "events" | "conversionType" | "scenarios" | "extra" | "limits" | "spillParent" | "signal"
 >;
 
 /** Opens a fresh locked-down session over the files, runs `work` in it, and closes it. */
@@ -68,6 +70,7 @@ export async function withSession<T>(
       events: options.events,
       conversionType: options.conversionType,
       scenarios: options.scenarios,
+      extra: options.extra,
       limits: options.limits,
       spillFolder,
       ...(options.signal ? { signal: options.signal } : {}),

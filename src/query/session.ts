@@ -22,6 +22,15 @@ export interface QuerySession {
   close(): void;
 }
 
+/**
+ * Tables made by another module (the history's), in the same session and under the same lock:
+ * `create` runs before the lockdown, and `paths` are the only other files DuckDB may read.
+ */
+export interface ExtraTables {
+  paths: readonly string[];
+  create(connection: DuckDBConnection): Promise<TableColumns[]>;
+}
+
 export interface SessionPlan {
   /** What the `events` view reads (the CSVs or their Parquet copies). */
   events: EventsFile[];
@@ -29,6 +38,7 @@ export interface SessionPlan {
   conversionType: string | undefined;
   /** Scenario workbooks, loaded into scenario_nodes and scenario_days. */
   scenarios: QuerySource[];
+  extra?: ExtraTables | undefined;
   limits: QueryLimits;
   /** An empty folder of this query's own, where DuckDB may spill. */
   spillFolder: string;
@@ -49,8 +59,11 @@ export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<Quer
     connection = await instance.connect();
     await connection.run(eventsViewSql(plan.events, plan.conversionType));
     const scenarioTables = await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
-    tables = [{ name: "events", columns: [...EVENTS_COLUMNS] }, ...scenarioTables];
-    const allowed = plan.events.map((f) => sqlString(f.path));
+    const extraTables = (await plan.extra?.create(connection)) ?? [];
+    tables = [{ name: "events", columns: [...EVENTS_COLUMNS] }, ...scenarioTables, ...extraTables];
+    const allowed = [...plan.events.map((f) => f.path), ...(plan.extra?.paths ?? [])].map(
+      sqlString,
+    );
     if (allowed.length > 0) await connection.run(`SET allowed_paths = [${allowed.join(", ")}]`);
     await connection.run("SET enable_external_access = false");
     await connection.run("SET lock_configuration = true");

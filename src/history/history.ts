@@ -1,0 +1,178 @@
+import type { LedgerEntry } from "../ledger/store.js";
+import { log } from "../log.js";
+import { isRegularFile } from "../regular-file.js";
+import { type HistoryCampaign, historyCampaigns, keptRounds } from "./campaigns.js";
+import type { HistoryCatalogue, KeptRound } from "./catalogue.js";
+import { withHistoryLock } from "./commit.js";
+import { cutoffDate, type HistoryContext } from "./context.js";
+import { HistoryError } from "./errors.js";
+import {
+  type CampaignExportInput,
+  type IngestResult,
+  ingestCampaignExport,
+} from "./ingest-campaign.js";
+import {
+  ingestScenarioExport,
+  type ScenarioExportInput,
+  type ScenarioIngestResult,
+} from "./ingest-scenario.js";
+import { type PruneResult, pruneHistory } from "./prune.js";
+import type { CatalogueStore } from "./store.js";
+import { sweepHistory } from "./sweep.js";
+import type { WorkLimits } from "./work-engine.js";
+
+export interface HistoryOptions {
+  /** The history folder (layout.ts historyFolder: `<data folder>/history/<scope>`). */
+  folder: string;
+  store: CatalogueStore;
+  /** CRM_HISTORY_DAYS. */
+  keepDays: number;
+  /** CRM_TIME_ZONE: whose "today" the kept days count back from. */
+  timeZone: string;
+  now?: (() => number) | undefined;
+  /** The writing engine's limits; default 128 MB and 2 threads. */
+  work?: Partial<WorkLimits> | undefined;
+}
+
+export const DEFAULT_WORK_LIMITS: WorkLimits = { memoryMb: 128, threads: 2 };
+
+/**
+ * The history of one data folder and scope: every campaign CSV and scenario XLSX export added
+ * once (newest export wins a round), kept for CRM_HISTORY_DAYS, read by query sessions through
+ * `tables`. Safe to use from several processes at once (one lock, one catalogue commit per
+ * change); within a process, one job is added once however many callers ask.
+ */
+export class History implements HistoryContext {
+  readonly folder: string;
+  readonly store: CatalogueStore;
+  readonly work: WorkLimits;
+  private readonly keepDays: number;
+  private readonly timeZone: string;
+  private readonly clock: () => number;
+  private readonly adding = new Map<string, Promise<IngestResult | ScenarioIngestResult>>();
+
+  constructor(options: HistoryOptions) {
+    this.folder = options.folder;
+    this.store = options.store;
+    this.keepDays = options.keepDays;
+    this.timeZone = options.timeZone;
+    this.clock = options.now ?? Date.now;
+    this.work = { ...DEFAULT_WORK_LIMITS, ...options.work };
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  cutoff(): string {
+    return cutoffDate(this.clock(), this.timeZone, this.keepDays);
+  }
+
+  /** Adds a downloaded campaign CSV (once; a second call answers `already_added`). */
+  ingestCampaignExport(input: CampaignExportInput): Promise<IngestResult> {
+    return this.once(input.jobId, () => ingestCampaignExport(this, input)) as Promise<IngestResult>;
+  }
+
+  /** Adds a downloaded scenario XLSX to the daily-metrics table (once). */
+  ingestScenarioExport(input: ScenarioExportInput): Promise<ScenarioIngestResult> {
+    return this.once(input.jobId, () =>
+      ingestScenarioExport(this, input),
+    ) as Promise<ScenarioIngestResult>;
+  }
+
+  /** Adds the downloaded file of a ledger entry, whichever its kind. */
+  ingestJob(
+    entry: LedgerEntry,
+    extra: { campaignName?: string | null; signal?: AbortSignal } = {},
+  ): Promise<IngestResult | ScenarioIngestResult> {
+    if (entry.file_path === undefined || entry.status !== "completed") {
+      return Promise.reject(
+        new HistoryError(
+          `job ${entry.job_id} has no downloaded file yet; it is added to the history once its file is downloaded.`,
+          "unknown_job",
+        ),
+      );
+    }
+    const common = {
+      path: entry.file_path,
+      jobId: entry.job_id,
+      window: { from: entry.job.from ?? null, to: entry.job.to ?? null },
+      jobCreatedAt: entry.job.created_at ?? entry.requested_at,
+      signal: extra.signal,
+    };
+    const request = entry.request;
+    if (request.type === "campaign_event_data") {
+      return this.ingestCampaignExport({
+        ...common,
+        campaignId: request.campaign_id,
+        campaignName: extra.campaignName,
+      });
+    }
+    return this.ingestScenarioExport({ ...common, scenarioId: request.scenario_id });
+  }
+
+  /**
+   * Adds every downloaded file of `entries` the history does not hold yet: what a process killed
+   * between a download and its ingestion left undone. One failure does not stop the others.
+   */
+  async catchUp(
+    entries: readonly LedgerEntry[],
+  ): Promise<{ added: string[]; failed: { job_id: string; error: string }[] }> {
+    const held = new Set((await this.store.read()).exports.map((e) => e.job_id));
+    const added: string[] = [];
+    const failed: { job_id: string; error: string }[] = [];
+    for (const entry of entries) {
+      if (held.has(entry.job_id) || entry.status !== "completed") continue;
+      if (entry.file_path === undefined || !(await isRegularFile(entry.file_path))) continue;
+      try {
+        const result = await this.ingestJob(entry);
+        if (result.status === "added") added.push(entry.job_id);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        failed.push({ job_id: entry.job_id, error: message });
+        log.warn("history: an export could not be added", { job_id: entry.job_id, error: message });
+      }
+    }
+    return { added, failed };
+  }
+
+  /** Applies CRM_HISTORY_DAYS now. */
+  prune(): Promise<PruneResult> {
+    return pruneHistory(this);
+  }
+
+  /** Removes what killed processes left (run at start; every commit does it too). */
+  recover(): Promise<{ files: number; staging: number }> {
+    return withHistoryLock(this.folder, async () =>
+      sweepHistory(this.folder, await this.store.read()),
+    );
+  }
+
+  catalogue(): Promise<HistoryCatalogue> {
+    return this.store.read();
+  }
+
+  async campaigns(): Promise<HistoryCampaign[]> {
+    return historyCampaigns(await this.store.read());
+  }
+
+  async keptRounds(campaignId: string): Promise<KeptRound[]> {
+    return keptRounds(await this.store.read(), campaignId);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private once(
+    jobId: string,
+    work: () => Promise<IngestResult | ScenarioIngestResult>,
+  ): Promise<IngestResult | ScenarioIngestResult> {
+    let pending = this.adding.get(jobId);
+    if (pending === undefined) {
+      pending = work().finally(() => this.adding.delete(jobId));
+      this.adding.set(jobId, pending);
+    }
+    return pending;
+  }
+}

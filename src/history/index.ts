@@ -1,0 +1,65 @@
+import type { Config } from "../config.js";
+import { FileCatalogueStore } from "./catalogue-file.js";
+import { PostgresCatalogueStore } from "./catalogue-postgres.js";
+import { History } from "./history.js";
+import { catalogueFilePath, historyFolder } from "./layout.js";
+
+/**
+ * The history of exports (issue "History"): every campaign CSV and scenario XLSX export the
+ * server downloads, added once as Parquet under `CRM_DATA_DIR/history/<scope>/`, with questions
+ * across campaigns and time over it. This is the module's door.
+ */
+
+export type { HistoryCampaign } from "./campaigns.js";
+export type {
+  CampaignExportRecord,
+  ExportRecord,
+  HistoryCatalogue,
+  KeptRound,
+  RoundKey,
+  ScenarioExportRecord,
+} from "./catalogue.js";
+export { describeHistory, type HistoryDescription } from "./describe.js";
+export { HistoryError } from "./errors.js";
+export { HISTORY_EXAMPLES } from "./examples.js";
+export { History, type HistoryOptions } from "./history.js";
+export type { CampaignExportInput, IngestResult } from "./ingest-campaign.js";
+export type { ScenarioExportInput, ScenarioIngestResult } from "./ingest-scenario.js";
+export { historyFolder } from "./layout.js";
+export type { PruneResult } from "./prune.js";
+export {
+  type HistoryQueryOptions,
+  type HistorySource,
+  queryHistory,
+  withHistoryTables,
+} from "./query.js";
+export type { CatalogueStore } from "./store.js";
+export { historyTables } from "./views.js";
+
+/**
+ * The history of a configuration, or undefined when CRM_HISTORY=off. `dataFolder` is the data
+ * folder in use (sandbox mode's own), `scope` the ledger's (runtime.ts configLedgerScope): one
+ * history per service and application, its catalogue in the ledger's store (the file beside its
+ * Parquet files, or PostgreSQL with CRM_DATABASE_URL).
+ */
+export function openHistory(
+  config: Pick<Config, "history" | "timeZone" | "databaseUrl" | "query">,
+  dataFolder: string,
+  scope: string,
+  now?: () => number,
+): History | undefined {
+  if (!config.history.enabled) return undefined;
+  const folder = historyFolder(dataFolder, scope);
+  const store =
+    config.databaseUrl === undefined
+      ? new FileCatalogueStore(catalogueFilePath(folder))
+      : new PostgresCatalogueStore(config.databaseUrl, scope);
+  return new History({
+    folder,
+    store,
+    keepDays: config.history.keepDays,
+    timeZone: config.timeZone,
+    now,
+    work: { threads: config.query.threads },
+  });
+}
