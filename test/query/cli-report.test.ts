@@ -1,36 +1,17 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
+import { type Run, runQueryBin } from "../helpers/run-query-bin.js";
 
 /** `crm-insights-mcp query ... --report PATH.html` (the built bin, dist/cli.js). */
 
 const BIN = join(import.meta.dirname, "../../dist/cli.js");
 const GROUP_BY = "SELECT event_role, count(*) AS n FROM events GROUP BY 1 ORDER BY 2 DESC";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function query(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith("CRM_")),
-  );
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, "query", ...args],
-      { env: { ...clean, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runQueryBin(BIN, args, env, 60_000);
 }
 
 /** The data written into a page, and the language it is drawn in. */

@@ -1,36 +1,17 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeFile } from "../../src/analysis/index.js";
 import { campaignRows, HEADER, toCsv } from "../analysis/campaign/fixture.js";
+import { type Run, runQueryBin } from "../helpers/run-query-bin.js";
 
 /** The built bin's `query` command (dist/ is built first by this file's vitest project). */
 
 const BIN = join(import.meta.dirname, "../../dist/cli.js");
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function query(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith("CRM_")),
-  );
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, "query", ...args],
-      { env: { ...clean, ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runQueryBin(BIN, args, env, 30_000);
 }
 
 let dir: string;
