@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isSupportedNode, MIN_NODE_VERSION, nodeVersionRefusal } from "../src/node-version.js";
-import { childTempEnv } from "./setup/temp-folder.js";
+import { childRunEnv } from "./setup/temp-folder.js";
 
 /**
  * Node older than 22.19 is refused by every entry before anything else loads: checked with a
@@ -101,7 +101,7 @@ describe.skipIf(NODE20 === undefined)("on a real Node 20", () => {
   beforeAll(async () => {
     // A home of the test's own: should the refusal break, the server must not write to the real one.
     home = await mkdtemp(join(tmpdir(), "crm-node20-"));
-    env = { PATH: process.env.PATH ?? "", HOME: home, CRM_LOG_LEVEL: "info", ...childTempEnv() };
+    env = { PATH: process.env.PATH ?? "", HOME: home, CRM_LOG_LEVEL: "info", ...childRunEnv() };
     version = await new Promise<string>((resolve, reject) => {
       execFile(NODE20 as string, ["--version"], (error, stdout) =>
         error === null ? resolve(stdout.trim()) : reject(error),

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 // The built bin, as a user runs it (npm test builds first).
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -32,7 +32,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<Outcome
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",
-        ...childTempEnv(),
+        ...childRunEnv(),
         ...env,
       },
       timeout: 30_000,

@@ -10,7 +10,7 @@ import { doctorKo } from "../../src/doctor/messages-ko.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { englishWords } from "../report/visible-text.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * `doctor --lang ko`: the lines in Korean from doctor's catalogue; without it English; --json the
@@ -79,7 +79,7 @@ function cli(args: string[], env: Record<string, string>) {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "/tmp",
-          ...childTempEnv(),
+          ...childRunEnv(),
           ...env,
         },
         timeout: 30_000,

@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
 import { toResult } from "../helpers/tool-harness.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * The bin as a user's client starts it (dist/cli.js over stdio, embedded sandbox mode): with
@@ -56,7 +56,7 @@ async function start(env: Record<string, string>): Promise<Client> {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
-      ...childTempEnv(),
+      ...childRunEnv(),
       CRM_DATA_DIR: dataDir,
       CRM_LOG_LEVEL: "warn",
       ...env,

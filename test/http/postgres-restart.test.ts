@@ -16,7 +16,7 @@ import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * PostgreSQL stopped (`pg_ctl stop -m fast`) and started again under load, in team mode: one
@@ -280,7 +280,7 @@ async function spawnServer(
   const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
     env: {
       PATH: process.env.PATH ?? "",
-      ...childTempEnv(),
+      ...childRunEnv(),
       CRM_LOG_LEVEL: "warn",
       // Creations go through the holding proxy; downloads go to the sandbox itself.
       CRM_BASE_URL: proxy.url,

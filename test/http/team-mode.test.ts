@@ -11,7 +11,7 @@ import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * Team mode end to end: several `serve --http` processes (the built bin) sharing one PostgreSQL
@@ -40,7 +40,7 @@ async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
     env: {
       PATH: process.env.PATH ?? "",
-      ...childTempEnv(),
+      ...childRunEnv(),
       CRM_BASE_URL: sandbox.base_url,
       CRM_APPLICATION_ID: sandbox.application_id,
       CRM_SECRET_KEY: sandbox.secret_key,

@@ -12,7 +12,7 @@ import { startTestProvider, type TestProvider } from "../helpers/openid-provider
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
 import { toResult } from "../helpers/tool-harness.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * Team mode with the organisation's identity: two `serve --http` processes (the built bin) on
@@ -35,7 +35,7 @@ const clients: Client[] = [];
 function serviceEnv(): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "",
-    ...childTempEnv(),
+    ...childRunEnv(),
     CRM_BASE_URL: sandbox.base_url,
     CRM_APPLICATION_ID: sandbox.application_id,
     CRM_SECRET_KEY: sandbox.secret_key,

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * `install` through the built bin, as a user runs it: what --print shows starts the server as
@@ -32,7 +32,7 @@ function runBin(
     execFile(
       process.execPath,
       [BIN, "install", ...args],
-      { env: { HOME: home, ...childTempEnv(), ...env } },
+      { env: { HOME: home, ...childRunEnv(), ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
         resolve({ code, stdout, stderr });
@@ -60,7 +60,7 @@ describe("install claude-desktop --print", () => {
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,
-      env: { HOME: home, ...childTempEnv() },
+      env: { HOME: home, ...childRunEnv() },
       stderr: "pipe",
     });
     const client = new Client({ name: "install-test", version: "1.0.0" });
@@ -99,7 +99,7 @@ describe("install codex --print and gemini --print", () => {
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,
-      env: { HOME: home, ...childTempEnv() },
+      env: { HOME: home, ...childRunEnv() },
       stderr: "pipe",
     });
     const client = new Client({ name: "install-test", version: "1.0.0" });

@@ -12,7 +12,7 @@ import { nativeBinaryPlatform } from "../../scripts/lib/native-binary.mjs";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { TOOLS } from "../../src/tools/index.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 // `npm run bundle`'s script builds one .mcpb per platform; the official mcpb CLI unpacks each;
 // the test reads which platform each one's native files are built for, then starts the
@@ -58,7 +58,7 @@ beforeAll(async () => {
   await run(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), "--out-dir", out], {
     cwd: ROOT,
     timeout: 540_000,
-    env: { ...process.env, ...childTempEnv() },
+    env: { ...process.env, ...childRunEnv() },
   });
   bundles = (await readdir(out)).sort();
   await Promise.all(
@@ -152,7 +152,7 @@ async function startFromManifest(userConfig: Record<string, string>) {
   const resolvedEnv: Record<string, string> = {
     PATH: process.env.PATH ?? "",
     HOME: work,
-    ...childTempEnv(),
+    ...childRunEnv(),
   };
   for (const [name, value] of Object.entries(env)) {
     resolvedEnv[name] = substitute(value, dir, userConfig);

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, it } from "vitest";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 // `npm run demo` is the README's first impression: it must show both export kinds summarized and
 // fail loudly when a step it expects does not happen. It runs the built server (npm test builds).
@@ -12,7 +12,7 @@ function runDemo(env: Record<string, string> = {}): Promise<{ code: number | nul
   if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DEMO], {
-      env: { PATH: process.env.PATH ?? "", ...childTempEnv(), ...env },
+      env: { PATH: process.env.PATH ?? "", ...childRunEnv(), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordLoadsTo } from "../helpers/load-recorder.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * What the bundled bin (scripts/build-bin.mjs) loads to start the MCP server and answer
@@ -46,7 +46,7 @@ describe("the bundled bin's server start", () => {
       args: ["--import", recordLoadsTo(loads), BIN],
       env: {
         PATH: process.env.PATH ?? "",
-        ...childTempEnv(),
+        ...childRunEnv(),
         CRM_DATA_DIR: join(dir, "data"),
         CRM_LOG_LEVEL: "warn",
       },

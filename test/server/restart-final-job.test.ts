@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 // One-shot clients (as the Inspector's CLI runs them): each call is a new server process in
 // sandbox mode on one data folder. A job that completed and whose file is on disk is final.
@@ -37,7 +37,7 @@ async function oneShot(
     args: [BIN],
     env: {
       PATH: process.env.PATH ?? "",
-      ...childTempEnv(),
+      ...childRunEnv(),
       CRM_DATA_DIR: folder,
       CRM_SANDBOX_JOB_SECONDS: "0",
       CRM_POLL_INTERVAL_SECONDS: "1",

@@ -9,7 +9,7 @@ import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 const BIN = new URL("../../dist/cli.js", import.meta.url);
 const CANARY = "canary-secret-7f3a9c1e5b";
@@ -88,7 +88,7 @@ describe("the built bin over stdio", () => {
     const child = spawn(process.execPath, [BIN.pathname], {
       env: {
         PATH: process.env.PATH ?? "",
-        ...childTempEnv(),
+        ...childRunEnv(),
         CRM_BASE_URL: sandbox.base_url,
         CRM_APPLICATION_ID: sandbox.application_id,
         CRM_SECRET_KEY: CANARY,
@@ -199,7 +199,7 @@ describe("the built bin over stdio", () => {
       args: [BIN.pathname],
       env: {
         PATH: process.env.PATH ?? "",
-        ...childTempEnv(),
+        ...childRunEnv(),
         CRM_BASE_URL: sandbox.base_url,
         CRM_APPLICATION_ID: sandbox.application_id,
         CRM_SECRET_KEY: CANARY,

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childTempEnv } from "../setup/temp-folder.js";
+import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * Lines on stdin that are no JSON-RPC message, written raw to the built bin: each is one short
@@ -39,7 +39,7 @@ const MESSAGES = [
 describe("a malformed line on stdin", () => {
   it("is one line on stderr each, and the server keeps serving", async () => {
     const child = spawn(process.execPath, [BIN], {
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CRM_DATA_DIR: dir, ...childTempEnv() },
+      env: { PATH: process.env.PATH ?? "", HOME: dir, CRM_DATA_DIR: dir, ...childRunEnv() },
     });
     let stdout = "";
     let stderr = "";

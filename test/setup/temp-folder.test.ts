@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { childTempEnv, startRunFolder } from "./temp-folder.js";
+import { childRunEnv, startRunFolder } from "./temp-folder.js";
 
 /**
  * The run's temp-folder check, run here as a nested run inside this worker (the real one runs in
@@ -35,9 +35,9 @@ describe("the test run's temp folder", () => {
       expect(dirname(folder)).toBe(system);
       const inherited = await run(process.execPath, ["-p", "require('node:os').tmpdir()"]);
       expect(inherited.stdout.trim()).toBe(folder);
-      // A child started with an environment of its own gets it through childTempEnv.
+      // A child started with an environment of its own gets it through childRunEnv.
       const own = await run(process.execPath, ["-p", "require('node:os').tmpdir()"], {
-        env: { PATH: process.env.PATH ?? "", ...childTempEnv() },
+        env: { PATH: process.env.PATH ?? "", ...childRunEnv() },
       });
       expect(own.stdout.trim()).toBe(folder);
       writeFileSync(join(folder, "query-outside-1.csv"), "x");

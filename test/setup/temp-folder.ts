@@ -8,7 +8,7 @@ import { processAlive } from "../../src/file-io/process-alive.js";
  * get a temporary folder of this run's own as the system's (TMPDIR, and TMP and TEMP, which
  * Windows reads), and the run fails when anything is left in it at the end, listed by name: each
  * test removes what it makes, also when it fails. A test that starts a child process with an
- * environment of its own passes these variables on (see childTempEnv).
+ * environment of its own passes these variables on (see childRunEnv).
  *
  * Vitest runs a root config's global setup once per project, all in this process: the first
  * call makes the folder, the last teardown checks it.
@@ -96,12 +96,20 @@ function removeFoldersOfEndedRuns(system: string): void {
 }
 
 /**
- * The temporary-folder variables for a child process started with an environment of its own
- * (not `process.env`): without them it would write into the system's folder, unchecked.
+ * What `faketime` sets to move a process's clock: a run under it (CI's second run) must move its
+ * children's clocks too, or a token the test signs is "issued in the future" to the server it
+ * starts.
  */
-export function childTempEnv(): Record<string, string> {
+const CLOCK_VARIABLES = ["LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED"] as const;
+
+/**
+ * The variables a child process started with an environment of its own (not `process.env`) must
+ * share with this run: its temporary folder, without which it would write into the system's
+ * folder unchecked, and its clock.
+ */
+export function childRunEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const v of [...VARIABLES, NO_COMPILE_CACHE]) {
+  for (const v of [...VARIABLES, NO_COMPILE_CACHE, ...CLOCK_VARIABLES]) {
     const value = process.env[v];
     if (value !== undefined) env[v] = value;
   }
