@@ -5,6 +5,7 @@ import { apiClientOptionsFromConfig, type Config } from "./config.js";
 import { DownloadManager } from "./exports/download-manager.js";
 import { ClientRoots } from "./files/client-roots.js";
 import { dataFolderInUse } from "./files/data-folder.js";
+import { HistoryKeeper } from "./history/keeper.js";
 import { JobLedger, ledgerScope } from "./ledger/ledger.js";
 import { PostgresLedger } from "./ledger/postgres-ledger.js";
 import type { LedgerStore } from "./ledger/store.js";
@@ -113,6 +114,13 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     return sweeping;
   };
 
+  // The data's clock judges the kept days: the sandbox's rounds lie before its pinned "now".
+  const history = new HistoryKeeper(async () => {
+    if (!config.history.enabled) return undefined;
+    const { openHistory } = await import("./history/index.js");
+    return openHistory(config, dataFolder, scope, now);
+  }, ledger);
+
   const clientRoots = new ClientRoots();
   const runtime: ToolRuntime = {
     config,
@@ -128,11 +136,17 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     lastPolledAt: new Map(),
     downloads: new DownloadManager(),
     audit: openAuditTrail({ databaseUrl: config.databaseUrl, dataFolder }),
+    history,
+    keepInHistory(jobId) {
+      history.add(jobId);
+    },
     async api() {
-      // The first call of the process applies the retention limits to what earlier runs left.
+      // The first call of the process applies the retention limits to what earlier runs left,
+      // and adds to the history the files an earlier run downloaded but did not add.
       if (!sweptAtStart) {
         sweptAtStart = true;
         void sweepFiles();
+        void history.history().catch(() => undefined);
       }
       return (await connect()).api;
     },
@@ -158,6 +172,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       await sweeping;
       // Before the client closes: each aborted download removes its partial file first.
       await runtime.downloads.close();
+      await history.close();
       const started = apiPromise;
       apiPromise = undefined;
       if (started !== undefined) {

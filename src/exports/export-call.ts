@@ -26,6 +26,11 @@ export interface ExportRuntime {
   readonly lastPolledAt: Map<string, number>;
   /** Export files downloading in the background, shared by the calls about the same job. */
   readonly downloads: DownloadManager;
+  /**
+   * Adds a file this process just downloaded to the history of exports, in the background
+   * (runtime.ts; nothing with CRM_HISTORY=off): never delays the call, never rejects.
+   */
+  keepInHistory(jobId: string): void;
 }
 
 /** One call that follows an export: cancellation, progress notifications, who calls. */

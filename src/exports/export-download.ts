@@ -185,6 +185,8 @@ async function leasedDownload(
   // The client refuses an expired URL (DownloadRefusedError "expired") by its own clock.
   const file = await api.downloadExport(source, { signal, onProgress });
   await runtime.ledger.recordDownload(job._id, file.path, file.bytes);
+  // Only the process holding the download's lease gets here: the file is added once.
+  runtime.keepInHistory(job._id);
   // A new file may take the folder over CRM_RETENTION_MB (this one is spared as just downloaded).
   void runtime.sweepFiles();
   return file;

@@ -117,17 +117,20 @@ export class History implements HistoryContext {
    */
   async catchUp(
     entries: readonly LedgerEntry[],
+    signal?: AbortSignal,
   ): Promise<{ added: string[]; failed: { job_id: string; error: string }[] }> {
     const held = new Set((await this.store.read()).exports.map((e) => e.job_id));
     const added: string[] = [];
     const failed: { job_id: string; error: string }[] = [];
     for (const entry of entries) {
+      if (signal?.aborted) break;
       if (held.has(entry.job_id) || entry.status !== "completed") continue;
       if (entry.file_path === undefined || !(await isRegularFile(entry.file_path))) continue;
       try {
-        const result = await this.ingestJob(entry);
+        const result = await this.ingestJob(entry, signal === undefined ? {} : { signal });
         if (result.status === "added") added.push(entry.job_id);
       } catch (error) {
+        if (signal?.aborted) break;
         const message = error instanceof Error ? error.message : String(error);
         failed.push({ job_id: entry.job_id, error: message });
         log.warn("history: an export could not be added", { job_id: entry.job_id, error: message });

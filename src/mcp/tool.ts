@@ -5,6 +5,7 @@ import type { ProductCatalog } from "../catalog.js";
 import type { ExportCall, ExportRuntime } from "../exports/export-call.js";
 import type { ClientRoots } from "../files/client-roots.js";
 import type { ReadableFolders } from "../files/readable-folders.js";
+import type { HistoryKeeper } from "../history/keeper.js";
 
 /** What every tool handler may use; built once per server process (see runtime.ts). */
 export interface ToolRuntime extends ExportRuntime {
@@ -25,6 +26,8 @@ export interface ToolRuntime extends ExportRuntime {
   knownSlotKeys(): Promise<KnownSlotKeys | undefined>;
   /** Every tool call, who made it and how it ended (src/audit): beside the ledger. */
   readonly audit: AuditTrail;
+  /** The history of exports (src/history): every downloaded export added once. */
+  readonly history: HistoryKeeper;
   close(): Promise<void>;
 }
 

@@ -63,6 +63,13 @@ const outputSchema = z.object({
     .string()
     .optional()
     .describe("Listing mode: the data folder holding the ledger and the downloaded files."),
+  history: z
+    .object({
+      status: z.enum(["kept", "adding", "failed", "waiting"]),
+      error: z.string().optional(),
+    })
+    .optional()
+    .describe("The downloaded file in the history of exports (query_export history: true)."),
 });
 
 export default defineTool({
@@ -119,9 +126,20 @@ Example: check_export {"job_id": "exp_abc123", "wait_seconds": 30}`,
       errorText,
       pollProblem,
     });
+    const history =
+      followed.result.file_path === undefined ? undefined : await runtime.history.status(jobId);
+    const text = describeJob(followed.result);
     return {
-      structured: { summary: followed.summary, ...followed.result, budget },
-      text: describeJob(followed.result),
+      structured: {
+        summary: followed.summary,
+        ...followed.result,
+        budget,
+        ...(history === undefined ? {} : { history }),
+      },
+      text:
+        history?.status === "failed"
+          ? `${text}\nNot added to the history of exports: ${history.error}`
+          : text,
       links: followed.links,
     };
   },

@@ -39,8 +39,11 @@ export interface Harness {
   dataDir: string;
   /** The runtime of the first server (its downloads and ledger), for waiting on its state. */
   runtime: ToolRuntime;
-  /** Connects a second client to a fresh server on the same data folder (a restart). */
-  restart(): Promise<Client>;
+  /**
+   * Connects a second client to a fresh server on the same data folder (a restart), with `env`
+   * over the first server's settings when given.
+   */
+  restart(env?: Record<string, string>): Promise<Client>;
   call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   close(): Promise<void>;
 }
@@ -76,7 +79,7 @@ export async function startHarness(
     options.sandbox ??
     (await startSandbox({ now: SANDBOX_NOW, jobSeconds: options.jobSeconds ?? 0.4 }));
   const dataDir = await mkdtemp(join(tmpdir(), "crm-tools-"));
-  const config = loadConfig({
+  const settings = {
     CRM_BASE_URL: sandbox.base_url,
     CRM_REALTIME_BASE_URL: sandbox.realtime_base_url,
     CRM_APPLICATION_ID: sandbox.application_id,
@@ -85,19 +88,21 @@ export async function startHarness(
     CRM_DATA_DIR: dataDir,
     CRM_POLL_INTERVAL_SECONDS: "0.2",
     ...options.env,
-  });
+  };
+  const config = loadConfig(settings);
   const servers: Array<{ close(): Promise<void> }> = [];
   const runtimes: ToolRuntime[] = [];
   const clients: Client[] = [];
-  const connect = async () => {
+  const connect = async (env?: Record<string, string>) => {
+    const serverConfig = env === undefined ? config : loadConfig({ ...settings, ...env });
     // Short retry delays keep fault-injection tests fast; the retry logic itself is the client's.
     const api = createApiClient(
-      apiClientOptionsFromConfig(config, {
+      apiClientOptionsFromConfig(serverConfig, {
         retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
         now,
       }),
     );
-    const built = createServer(config, { api, now });
+    const built = createServer(serverConfig, { api, now });
     runtimes.push(built.runtime);
     servers.push({
       close: async () => {
