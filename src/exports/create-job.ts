@@ -8,6 +8,7 @@ import { windowText } from "./budget-and-range.js";
 import { ExportBudgetError, ExportCallError, type ExportContext } from "./errors.js";
 import type { ExportCall, ExportRuntime } from "./export-call.js";
 import { createCertainlyRefused } from "./export-create-outcome.js";
+import { lastReadyRoundDate } from "./ready-round.js";
 
 /**
  * Creates a job within the local budget: one creation is reserved (checked and counted in one
@@ -34,12 +35,40 @@ export async function createJob(
     // and runs into the same 429.
     if (error instanceof RateLimitedError) await runtime.ledger.recordRateLimit(error.retryAfterMs);
     if (!sent || createCertainlyRefused(error)) await refund(runtime, reservation);
-    if (error instanceof ApiError) throw new ExportCallError(error, context);
+    if (error instanceof ApiError) {
+      const known =
+        error.kind === "resource_not_ready"
+          ? await readyRoundContext(runtime, call, request, context)
+          : context;
+      throw new ExportCallError(error, known);
+    }
     throw error;
   }
   runtime.lastPolledAt.set(job._id, Date.now());
   await runtime.ledger.recordCreated(request, key, job, call.principal);
   return job;
+}
+
+/**
+ * A campaign range with no aggregated round: the error names a range that holds one, so the
+ * service is asked which round last finished (one metrics request, on this failure only).
+ */
+async function readyRoundContext(
+  runtime: ExportRuntime,
+  call: ExportCall,
+  request: CreateExportJobRequest,
+  context: ExportContext,
+): Promise<ExportContext> {
+  if (request.type !== "campaign_event_data") return context;
+  const lastReadyRound = await lastReadyRoundDate(
+    await runtime.api(),
+    request.campaign_id,
+    context.toDate,
+    runtime.config.timeZone,
+    runtime.now(),
+    call.signal,
+  );
+  return { ...context, lastReadyRound };
 }
 
 /** Why the budget refused a creation, and when the next one is possible. */

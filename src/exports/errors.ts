@@ -76,6 +76,11 @@ export interface ExportContext {
   toDate?: string | undefined;
   /** Today's date in the app's zone by the data's clock, for ranges proposed on an open range. */
   today?: string | undefined;
+  /**
+   * After a ResourceNotReady: the date of the campaign's last round up to the range's end that
+   * should have finished aggregation (ready-round.ts); null when none did, absent when unknown.
+   */
+  lastReadyRound?: string | null | undefined;
 }
 
 /** An API failure inside start_export or check_export, with what the tool knew at the time. */

@@ -7,6 +7,7 @@ import {
   zoneLabel,
 } from "../api/dates.js";
 import { AGGREGATION_GRACE_HOURS } from "../api/limits.js";
+import { roundReadiness } from "../api/round-readiness.js";
 import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
 import { callHint, formatCount, formatNumber } from "../format.js";
 
@@ -27,8 +28,6 @@ import { callHint, formatCount, formatNumber } from "../format.js";
 /** The metrics currency the service adds payments in (spec 2.5: only payments in KRW). */
 export const METRICS_REVENUE_CURRENCY = "KRW";
 
-const HOUR_MS = 60 * 60 * 1000;
-
 /** The currency rule, naming the revenue currencies the answer had (KRW when it had none). */
 export function revenueRule(currencies: readonly string[]): string {
   const named = currencies.length > 0 ? currencies.join(", ") : METRICS_REVENUE_CURRENCY;
@@ -38,31 +37,16 @@ export function revenueRule(currencies: readonly string[]): string {
 const AGGREGATION_RULE =
   "an export holds only rounds whose aggregation had finished when it was made (spec 4.2), while campaign_metrics also counts recent rounds still being aggregated";
 
-/** The conversion deadline of a campaign's rounds, or undefined for a unit the spec does not name. */
-function conversionWindowMs(conversion: MetricsCampaign["conversion"]): number | undefined {
-  const unit =
-    conversion.window_unit === "h"
-      ? HOUR_MS
-      : conversion.window_unit === "d"
-        ? 24 * HOUR_MS
-        : undefined;
-  return unit === undefined ? undefined : conversion.window_amount * unit;
-}
-
 /**
- * Whether a round may still be aggregating, so an export made now may leave it out: its
- * conversion deadline (from its send) passed less than the grace before `now`. A unit the spec
- * does not name is read as days, the longest it names, to stay on the safe side.
+ * Whether a round may still be aggregating, so an export made now may leave it out: it is not
+ * yet past its expected aggregation (api/round-readiness.ts).
  */
 export function mayBeAggregating(
   task: MetricsTask,
   campaign: MetricsCampaign,
   now: number,
 ): boolean {
-  const window =
-    conversionWindowMs(campaign.conversion) ?? campaign.conversion.window_amount * 24 * HOUR_MS;
-  const sent = Date.parse(task.sent_at ?? task.scheduled_at);
-  return sent + window + AGGREGATION_GRACE_HOURS * HOUR_MS > now;
+  return roundReadiness(task, campaign).expected > now;
 }
 
 /** The hours an export of the window's dates covers, when they are not the window's own. */

@@ -7,6 +7,7 @@ import {
   EXPORT_CREATE_LIMIT,
   EXPORT_CREATE_WINDOW_SECONDS,
   EXPORT_SIZE_LIMIT_TEXT,
+  MAX_METRICS_WINDOW_DAYS,
 } from "../api/limits.js";
 import { operationLabel } from "../api/to-api-error.js";
 import { ToolCancelledError } from "../cancelled.js";
@@ -221,19 +222,24 @@ function splitSuggestion(context: ExportContext): string {
 }
 
 /**
- * For ResourceNotReady: the range of the same length just before the one asked for, as an exact
+ * For ResourceNotReady: a range of the same length ending on the campaign's last round that
+ * should have finished aggregation (looked up by the export flow, ready-round.ts), as an exact
  * call, and the metrics call that shows which of the campaign's rounds exist.
  */
 function olderRange(context: ExportContext): string {
   if (context.type !== "campaign_event_data" || context.targetId === undefined) return "";
   const to = day(context.toDate) ?? day(context.today);
   const from = day(context.fromDate);
-  // Without a start the range already holds every older round: only the listing helps.
+  const ready = context.lastReadyRound === null ? undefined : day(context.lastReadyRound);
   let older = "";
-  if (from !== undefined && to !== undefined) {
-    const olderTo = from.minus({ days: 1 });
-    const length = Math.max(0, Math.round(to.diff(from, "days").days));
-    older = `, e.g. ${exportCall(context, olderTo.minus({ days: length }), olderTo)}`;
+  if (ready !== undefined) {
+    const length =
+      from !== undefined && to !== undefined
+        ? Math.max(0, Math.round(to.diff(from, "days").days))
+        : 0;
+    older = `, e.g. ${exportCall(context, ready.minus({ days: length }), ready)} (its last round that should have finished aggregating was sent on ${ready.toFormat(DAY_FORMAT)})`;
+  } else if (context.lastReadyRound === null) {
+    older = ` once one has finished: none of this campaign's rounds in the ${MAX_METRICS_WINDOW_DAYS} days up to ${(to ?? from)?.toFormat(DAY_FORMAT) ?? "today"} is expected to be aggregated yet`;
   }
   const start = from ?? to;
   const rounds = callHint("campaign_metrics", {

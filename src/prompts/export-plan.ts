@@ -7,7 +7,7 @@ import {
 } from "../api/limits.js";
 import type { MetricsCampaign } from "../api/schemas.js";
 import type { RecentCampaigns } from "./recent-campaigns.js";
-import { roundReadiness } from "./round-readiness.js";
+import { roundReadiness } from "../api/round-readiness.js";
 
 /** Inclusive dates (YYYY-MM-DD in the application's zone), as start_export takes them. */
 export interface DateRange {

@@ -108,29 +108,51 @@ describe("error texts say each fact and instruction once", () => {
     expect(fromOnly).toContain('"from":"2026-11-12","to":"2026-11-21"');
   });
 
-  it("ResourceNotReady proposes the older range of the same length and the rounds listing", () => {
-    const error = mapHttpError({
-      operation: "create_export_job",
-      status: 400,
-      body: '{"code":"ResourceNotReady"}',
-      now: 0,
+  describe("ResourceNotReady", () => {
+    const notReady = (lastReadyRound?: string | null) =>
+      errorText(
+        new ExportCallError(
+          mapHttpError({
+            operation: "create_export_job",
+            status: 400,
+            body: '{"code":"ResourceNotReady"}',
+            now: 0,
+          }),
+          {
+            type: "campaign_event_data",
+            targetId: "cmp_7",
+            fromDate: "2026-11-15",
+            toDate: "2026-11-21",
+            today: "2026-11-22",
+            ...(lastReadyRound === undefined ? {} : { lastReadyRound }),
+          },
+        ),
+        "start_export",
+      );
+    const listing =
+      'campaign_metrics {"campaign_ids":["cmp_7"],"include_tasks":true,"task_from":"2026-08-17","task_to":"2026-11-21"}';
+
+    it("names the range of the same length that ends on the last round expected ready", () => {
+      const text = notReady("2026-11-03");
+      expect(text).toContain(
+        'start_export {"type":"campaign_event_data","campaign_id":"cmp_7","from":"2026-10-28","to":"2026-11-03"}',
+      );
+      expect(text).toContain("was sent on 2026-11-03");
+      expect(text).toContain(listing);
     });
-    const text = errorText(
-      new ExportCallError(error, {
-        type: "campaign_event_data",
-        targetId: "cmp_7",
-        fromDate: "2026-11-15",
-        toDate: "2026-11-21",
-        today: "2026-11-22",
-      }),
-      "start_export",
-    );
-    expect(text).toContain(
-      'start_export {"type":"campaign_event_data","campaign_id":"cmp_7","from":"2026-11-08","to":"2026-11-14"}',
-    );
-    expect(text).toContain(
-      'campaign_metrics {"campaign_ids":["cmp_7"],"include_tasks":true,"task_from":"2026-08-17","task_to":"2026-11-21"}',
-    );
+
+    it("with no round expected ready: no range, the listing", () => {
+      const text = notReady(null);
+      expect(text).not.toContain("start_export {");
+      expect(text).toContain("is expected to be aggregated yet");
+      expect(text).toContain(listing);
+    });
+
+    it("when the service could not be asked: the listing only", () => {
+      const text = notReady();
+      expect(text).not.toContain("start_export {");
+      expect(text).toContain(listing);
+    });
   });
 
   it("not-found of a scenario export points at scenario IDs, not campaign_metrics", () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { must } from "../helpers/must.js";
 import {
   type Harness,
   SANDBOX_NOW,
@@ -121,9 +122,34 @@ describe("export errors: the calls they name run", () => {
     expect(tasks).toHaveLength(campaign.tasks.length);
   });
 
-  // error-text.ts names the range of the same length just before, without knowing whether it
-  // holds a round: for a campaign sent weekly, or one whose every round is recent, it does not.
-  it.fails("ResourceNotReady: the older range it names holds an aggregated round", async () => {
+  it("ResourceNotReady of a range of recent rounds: the older range it names holds a round", async () => {
+    // A campaign whose last round is still aggregating and an earlier one is not.
+    const campaign = must(
+      sandbox.world.campaigns.find(
+        (c) =>
+          c.role === "normal" &&
+          c.tasks.length >= 2 &&
+          c.tasks.at(-1)?.aggregated === false &&
+          c.tasks.some((t) => t.aggregated),
+      ),
+      "a campaign with an aggregated round before one still aggregating",
+    );
+    const { to: lastDay } = roundDates(campaign);
+    nextCreationSlot();
+    const refused = await h.call("start_export", {
+      type: "campaign_event_data",
+      campaign_id: campaign._id,
+      from: lastDay,
+      to: lastDay,
+    });
+    expect(refused.text).toContain("ResourceNotReady");
+    const [older] = await runNamed(refused.text, (c) => c.tool === "start_export");
+    // run() has checked that it succeeded: the range holds a round the service could export.
+    const job = must(older, "the start_export named").result.structured.job as { _id: string };
+    expect(job._id).toMatch(/\S/);
+  });
+
+  it("ResourceNotReady when no round can be aggregated yet: no range is named", async () => {
     const campaign = campaignWith("not_ready");
     nextCreationSlot();
     const refused = await h.call("start_export", {
@@ -132,7 +158,8 @@ describe("export errors: the calls they name run", () => {
       ...roundDates(campaign),
     });
     expect(refused.text).toContain("ResourceNotReady");
-    await runNamed(refused.text, (c) => c.tool === "start_export");
+    expect(namedCalls(refused.text).map((c) => c.tool)).toEqual(["campaign_metrics"]);
+    expect(refused.text).toContain("is expected to be aggregated yet");
   });
 
   it("a job the service lost: the start_export it names creates it again", async () => {

@@ -1,5 +1,5 @@
-import { AGGREGATION_GRACE_HOURS } from "../api/limits.js";
-import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
+import { AGGREGATION_GRACE_HOURS } from "./limits.js";
+import type { MetricsCampaign, MetricsTask } from "./schemas.js";
 
 const HOUR_MS = 3_600_000;
 
