@@ -15,7 +15,7 @@ export const BUDGET_FIELDS = {
       full_result_file: z.string().optional(),
     })
     .optional()
-    .describe("with truncated: omitted [{field, shown, total}], full_result (resource URI)"),
+    .describe("what truncated left out; full_result: its resource URI"),
 };
 
 /** `more` with the longest URI and file path a saved result can have. */

@@ -69,7 +69,7 @@ const outputSchema = z.object({
       error: z.string().optional(),
     })
     .optional()
-    .describe("The downloaded file in the history of exports (query_export history: true)."),
+    .describe("The file in the history (query_export history: true)."),
 });
 
 export default defineTool({
