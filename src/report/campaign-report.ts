@@ -1,11 +1,18 @@
 import type { CampaignSummary } from "../analysis/schemas.js";
 import { truncate } from "../format.js";
+import { type Baseline, baselineSection, isBaseline } from "./baseline-section.js";
 import { abSection } from "./campaign-ab-section.js";
 import { counted, fileValue, moneyText, type ReportText } from "./i18n/index.js";
 import type { Chart, Kpi, ReportModel, ReportPlace, Section } from "./model.js";
 import { fileName, leftOut, notDrawn } from "./value-text.js";
 
-/** The report of a campaign CSV summary: KPIs, funnel per round, A/B, timing, failures. */
+/**
+ * The report of a campaign CSV summary: KPIs, funnel per round, the campaign against its
+ * channel's recent campaigns (with a baseline), A/B, timing, failures.
+ */
+
+/** summarize_export's result of a campaign CSV, with the baseline the history may add. */
+export type CampaignReportData = CampaignSummary & { baseline?: Baseline | null };
 
 /** Most categories one chart shows; a note says what is left out. */
 export const MAX_ROUNDS_CHARTED = 24;
@@ -20,7 +27,11 @@ function roundLabel(
   return `${truncate(r.task_id, 14)} ${when}${r.group === "" ? "" : ` ${r.group}`}`;
 }
 
-export function campaignReport(s: CampaignSummary, place: ReportPlace, t: ReportText): ReportModel {
+export function campaignReport(
+  s: CampaignReportData,
+  place: ReportPlace,
+  t: ReportText,
+): ReportModel {
   const { m, f } = t;
   const c = m.campaign;
   const total = s.totals;
@@ -47,6 +58,7 @@ export function campaignReport(s: CampaignSummary, place: ReportPlace, t: Report
   ];
   const sections: Section[] = [
     funnelSection(s, place, t),
+    ...(isBaseline(s.baseline) ? [baselineSection(s.baseline, t)] : []),
     abSection(s, t),
     timingSection(s, t),
     failureSection(s, place, t),

@@ -1,9 +1,13 @@
 import { truncate } from "../format.js";
 import { counted, moneyText, type ReportText } from "./i18n/index.js";
+import { comparisonSection, isComparison, type MetricsComparison } from "./metrics-comparison.js";
 import type { Kpi, ReportModel, ReportPlace, Section } from "./model.js";
 import { leftOut } from "./value-text.js";
 
-/** The report of a campaign_metrics result: campaigns ranked, recent rounds. */
+/**
+ * The report of a campaign_metrics result: the change against another window (with compare_to),
+ * campaigns ranked, recent rounds.
+ */
 
 /** Most categories one chart shows; a note says what is left out. */
 export const MAX_CAMPAIGNS_CHARTED = 20;
@@ -41,6 +45,8 @@ export interface CampaignMetricsData {
     purchase_count: number;
   }>;
   tasks_not_shown?: number;
+  /** With compare_to: the other window and the change per metric. */
+  comparison?: MetricsComparison;
 }
 
 /** The service's zone: campaign_metrics windows and rounds are read in KST. */
@@ -163,7 +169,10 @@ export function metricsReport(
     subtitle:
       window === undefined ? "" : c.window(f.instant(window.from, KST), f.instant(window.to, KST)),
     kpis,
-    sections: [ranked, rounds],
+    // The change leads: "compared to what?" is the question compare_to was asked for.
+    sections: isComparison(data.comparison)
+      ? [comparisonSection(data.comparison, t), ranked, rounds]
+      : [ranked, rounds],
     notes: [],
   };
 }

@@ -1,6 +1,6 @@
-import type { CampaignSummary, ScenarioSummary } from "../analysis/schemas.js";
+import type { ScenarioSummary } from "../analysis/schemas.js";
 import { answerReport, isQueryResult } from "./answer-report.js";
-import { campaignReport } from "./campaign-report.js";
+import { type CampaignReportData, campaignReport } from "./campaign-report.js";
 import { counted, type ReportText, reportText, warningText } from "./i18n/index.js";
 import { type CampaignMetricsData, metricsReport } from "./metrics-report.js";
 import { scenarioReport } from "./scenario-report.js";
@@ -36,8 +36,10 @@ export interface Chart {
   title: string;
   /** bar: vertical bars per category, side by side; stacked: on top of each other; hbar:
    * horizontal; line: one line per series over the categories; interval: series[0] an estimate
-   * with series[1] low and series[2] high; scatter: a point per category and series value. */
-  type: "bar" | "stacked" | "hbar" | "line" | "interval" | "scatter";
+   * with series[1] low and series[2] high; scatter: a point per category and series value; box:
+   * per category a box from series[2] (25th percentile) to series[3] (75th) with a line at
+   * series[1] (median), and series[0] as a dot against it. */
+  type: "bar" | "stacked" | "hbar" | "line" | "interval" | "scatter" | "box";
   categoryLabel: string;
   categories: string[];
   series: Series[];
@@ -48,8 +50,19 @@ export interface Chart {
    * stand one step apart.
    */
   positions?: { kind: "time" | "number"; values: number[] };
+  /** A box chart's dot outside its box's usual range, per category (said in words too). */
+  flags?: Array<RangeFlag | null>;
   note?: string;
 }
+
+/** Where a value stands against a usual range (a baseline's 1.5 IQR fences). */
+export type RangeFlag = "above" | "below";
+
+/**
+ * How a change reads, for the colour of its cell: better (more sent, a higher rate) or worse.
+ * The cell says the same with its arrow and sign; the colour only repeats it.
+ */
+export type Tone = "better" | "worse";
 
 export interface Table {
   caption: string;
@@ -57,6 +70,8 @@ export interface Table {
   rows: string[][];
   /** Right-aligned columns. */
   numeric: boolean[];
+  /** Per row and column, how a change reads (see Tone); absent or null: plain. */
+  tones?: Array<Array<Tone | null>>;
 }
 
 export interface Section {
@@ -102,7 +117,7 @@ export function buildReport(
   const record = data as Record<string, unknown>;
   let model: ReportModel;
   if (record.kind === "campaign_event_data") {
-    model = campaignReport(data as CampaignSummary, place, text);
+    model = campaignReport(data as CampaignReportData, place, text);
   } else if (record.kind === "scenario_daily_metrics") {
     model = scenarioReport(data as ScenarioSummary, text);
   } else if (Array.isArray(record.campaigns) && typeof record.totals === "object") {
@@ -149,6 +164,7 @@ function budgetNote(record: Record<string, unknown>, t: ReportText): string {
 
 /** The table view of a chart: one row per category, one column per series. */
 export function chartTable(chart: Chart, t: ReportText = reportText()): Table {
+  if (chart.type === "box") return boxTable(chart, t);
   if (chart.type === "interval") {
     const [estimate, low, high] = chart.series;
     const cell = (s: Series | undefined, i: number) => t.f.signed(s?.values[i], chart.format);
@@ -175,8 +191,39 @@ export function chartTable(chart: Chart, t: ReportText = reportText()): Table {
   };
 }
 
-/** Marks a chart draws: one per value present (a bar, a point, an interval). */
+/**
+ * A box chart as a table: the value, the median and quartiles, and whether the value is outside
+ * the usual range, in words.
+ */
+function boxTable(chart: Chart, t: ReportText): Table {
+  const b = t.m.baseline;
+  const cell = (i: number, s: number) =>
+    t.f.value(chart.series[s]?.values[i], chart.format, t.m.page.missing);
+  return {
+    caption: chart.title,
+    columns: [chart.categoryLabel, ...chart.series.map((s) => s.name), b.againstRange],
+    rows: chart.categories.map((c, i) => [
+      c,
+      ...chart.series.map((_, s) => cell(i, s)),
+      rangeWord(chart, i, t),
+    ]),
+    numeric: [false, ...chart.series.map(() => true), false],
+  };
+}
+
+/** "Above the usual range", "below", "within", or "-" without a value or a box. */
+export function rangeWord(chart: Chart, i: number, t: ReportText): string {
+  const b = t.m.baseline;
+  const flag = chart.flags?.[i] ?? null;
+  if (flag === "above") return b.above;
+  if (flag === "below") return b.below;
+  const known = (s: number) => typeof chart.series[s]?.values[i] === "number";
+  return known(0) && known(2) && known(3) ? b.within : t.m.page.missing;
+}
+
+/** Marks a chart draws: one per value present (a bar, a point, an interval, a dot). */
 export function markCount(chart: Chart): number {
-  const drawn = chart.type === "interval" ? chart.series.slice(0, 1) : chart.series;
+  const drawn =
+    chart.type === "interval" || chart.type === "box" ? chart.series.slice(0, 1) : chart.series;
   return drawn.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
 }

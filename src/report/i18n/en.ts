@@ -212,6 +212,63 @@ export const en = {
     scheduled: "Scheduled (KST)",
     opens: "Opens",
     earlierRounds: (n: Count) => `${n.text} earlier round(s) not drawn.`,
+    /** The comparison with another window (campaign_metrics' compare_to). */
+    against: {
+      previous_period: "Against the previous period",
+      same_period_last_year: "Against the same period last year",
+    },
+    /** The other window, named in the table's caption with its dates. */
+    periods: {
+      previous_period: "Previous period",
+      same_period_last_year: "Same period last year",
+    },
+    compareCaption: (period: string, span: string) => `${period}: ${span} (KST)`,
+    span: (from: string, to: string) => (from === to ? from : `${from} – ${to}`),
+    arrows: "▲ more, ▼ less than then; rates change in percentage points (pp).",
+    nothingThen: "No campaign matching these filters had rounds then: nothing to compare.",
+    metric: "Metric",
+    previous: "Previous",
+    current: "Current",
+    change: "Change",
+    clicks: "Clicks",
+    clickRate: "Click rate",
+    inCurrency: (metric: string, currency: string) => `${metric} (${currency})`,
+    /** A rate's change in percentage points, its figure already signed. */
+    points: (signed: string) => `${signed} pp`,
+    noChange: "no change",
+    /** A metric with no value then: the whole figure is new. */
+    newNow: "new",
+  },
+  /** A campaign's rates against its channel's recent campaigns (summarize_export's baseline). */
+  baseline: {
+    section: "Against its channel's recent campaigns",
+    chart: (channel: string) => `Rates against ${channel}'s recent campaigns`,
+    rate: "Rate",
+    rates: {
+      delivery: "Delivery rate",
+      open: "Open rate",
+      click: "Click rate",
+      conversion: "Conversion rate",
+      failure: "Failure rate",
+    },
+    thisCampaign: "This campaign",
+    median: "Median",
+    p25: "25th percentile",
+    p75: "75th percentile",
+    againstRange: "Against the usual range",
+    above: "above the usual range",
+    below: "below the usual range",
+    within: "within the usual range",
+    /** What the box is: the channel, how many campaigns and (when known) their dates. */
+    note: (channel: string, campaigns: Count, span: string | undefined) =>
+      `Box: the middle half of ${channel}'s last ${plural(campaigns, "campaign")}${span === undefined ? "" : ` (${span})`}, from the 25th to the 75th percentile, with a line at the median; dot: this campaign. The usual range reaches 1.5 box lengths beyond the box.`,
+    span: (from: string, to: string) => (from === to ? from : `${from} to ${to}`),
+    aboveText: (rate: string, value: string, median: string) =>
+      `${rate} ${value} is above its channel's usual range (median ${median}).`,
+    belowText: (rate: string, value: string, median: string) =>
+      `${rate} ${value} is below its channel's usual range (median ${median}).`,
+    allWithin: (channel: string, campaigns: Count) =>
+      `Every rate is within the usual range of ${channel}'s last ${plural(campaigns, "campaign")}.`,
   },
   answer: {
     title: "Query answer",

@@ -25,6 +25,7 @@ import {
   type Section,
   type Table,
 } from "../model.js";
+import { drawBoxChart } from "./box-chart.js";
 import { type DrawnChart, drawChart } from "./charts.js";
 import { usableLocale } from "./locale-format.js";
 import { resolveColors } from "./page-colors.js";
@@ -130,10 +131,12 @@ function tableHead(head: HTMLElement, table: Table): void {
 
 function fillRows(body: HTMLElement, table: Table): void {
   body.replaceChildren(
-    ...table.rows.map((row) => {
+    ...table.rows.map((row, r) => {
       const tr = el("tr");
       row.forEach((cell, i) => {
-        tr.append(el("td", { text: cell, className: table.numeric[i] ? "num" : "" }));
+        const tone = table.tones?.[r]?.[i];
+        const className = [table.numeric[i] ? "num" : "", tone ? `tone-${tone}` : ""].join(" ");
+        tr.append(el("td", { text: cell, className: className.trim() }));
       });
       return tr;
     }),
@@ -351,7 +354,10 @@ function paint(): void {
   const colors = resolveColors(root);
   for (const f of figures) {
     f.drawn?.destroy();
-    f.drawn = drawChart(f.chart, f.canvasBox, colors, text.f, contentWidth(f.figure));
+    f.drawn =
+      f.chart.type === "box"
+        ? drawBoxChart(f.chart, f.canvasBox, text)
+        : drawChart(f.chart, f.canvasBox, colors, text.f, contentWidth(f.figure));
     fillRows(f.tableBody, chartTable(f.chart, text));
   }
   root.dataset.paints = String(Number(root.dataset.paints) + 1);

@@ -26,6 +26,8 @@ export function resolveColors(root: HTMLElement): ChartColors {
     style.setProperty("--text", toCss(onPage("--fg")));
     style.setProperty("--text-muted", toCss(onPage("--fg-muted")));
     style.setProperty("--text-danger", toCss(onPage("--danger")));
+    style.setProperty("--text-better", toCss(onPage("--better")));
+    style.setProperty("--text-worse", toCss(onPage("--worse")));
     style.setProperty("--on-accent", toCss(readable(page, [accent])));
     return {
       text: toCss(onCards("--fg")),
