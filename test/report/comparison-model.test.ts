@@ -258,9 +258,9 @@ describe("a campaign against its channel's recent campaigns", () => {
       "Rate",
       "This campaign",
       "Median",
-      "25th percentile",
-      "75th percentile",
-      "Against the usual range",
+      "25th pct",
+      "75th pct",
+      "Range",
     ]);
     expect(table.rows).toEqual([
       ["Delivery rate", "97.0%", "95.0%", "93.0%", "96.0%", "within the usual range"],

@@ -253,9 +253,10 @@ export const en = {
     },
     thisCampaign: "This campaign",
     median: "Median",
-    p25: "25th percentile",
-    p75: "75th percentile",
-    againstRange: "Against the usual range",
+    /** Column heads of the table view, short enough for a narrow view. */
+    p25: "25th pct",
+    p75: "75th pct",
+    againstRange: "Range",
     above: "above the usual range",
     below: "below the usual range",
     within: "within the usual range",
