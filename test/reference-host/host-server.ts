@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,6 +8,8 @@ import type { McpUiResourceCsp } from "@modelcontextprotocol/ext-apps";
 import { buildReferenceHost } from "../../scripts/build-reference-host.mjs";
 
 /**
+ * The reference host's two servers, and the MCP server its page calls.
+ *
  * What upstream's serve.ts does for the reference host, on loopback and free ports: the host page
  * on one origin (with /api/servers naming the MCP server), the sandbox proxy page on another with
  * its Content-Security-Policy header made from the view's declared CSP. serve.ts itself needs
@@ -101,6 +104,56 @@ export async function startReferenceHost(): Promise<ReferenceHost> {
       await Promise.all([close(hostServer), close(sandboxServer)]);
     },
   };
+}
+
+/** `serve --http` of the built bin, running for the reference host's page. */
+export interface McpServer {
+  /** Its Streamable HTTP endpoint (the first line it prints). */
+  url: string;
+  /** Stops it (SIGTERM) and waits for it to exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `bin serve --http` on a free loopback port, on the embedded sandbox (no service
+ * credentials, on its pinned date), its files in `dataDir`. The host's page calls it from
+ * `allowedOrigin`, which the server must allow (CORS). Fails with the server's last log lines
+ * when it exits before saying where it listens.
+ */
+export function startMcpServer(options: {
+  bin: string;
+  dataDir: string;
+  allowedOrigin: string;
+}): Promise<McpServer> {
+  const child = spawn(process.execPath, [options.bin, "serve", "--http", "--port", "0"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      CRM_DATA_DIR: options.dataDir,
+      CRM_LOG_LEVEL: "warn",
+      CRM_HTTP_ALLOWED_ORIGINS: options.allowedOrigin,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    log = (log + chunk).slice(-20_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  return new Promise<McpServer>((resolve, reject) => {
+    let out = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line !== undefined) {
+        resolve({ url: (JSON.parse(line) as { url: string }).url, close });
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`serve --http exited ${code}: ${log}`)));
+  });
 }
 
 function listen(server: Server): Promise<number> {

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,12 @@ import { needs } from "../helpers/needs.js";
 import { ARTIFACTS, chartMarks, inPage, launchBrowser } from "../report/browser-support.js";
 import { writeCampaignCsv } from "../report/fixtures.js";
 import { measureReadability } from "../report/readability.js";
-import { type ReferenceHost, startReferenceHost } from "./host-server.js";
+import {
+  type McpServer,
+  type ReferenceHost,
+  startMcpServer,
+  startReferenceHost,
+} from "./host-server.js";
 
 /**
  * query_export's answers drawn by the report view in the ext-apps reference host (vendored,
@@ -26,40 +30,11 @@ const TIMEOUT = 120_000;
 const HOST_DARK = "rgb(26, 26, 26)";
 
 let dataDir: string;
-let server: ChildProcess | undefined;
-let serverLog = "";
+let server: McpServer | undefined;
 let host: ReferenceHost;
 let mcpUrl: string;
 let browser: Browser;
 let csv: string;
-
-function startServer(allowedOrigin: string): Promise<string> {
-  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
-    // The embedded sandbox; the host's page calls the server from its own origin (CORS).
-    env: {
-      PATH: process.env.PATH ?? "",
-      CRM_DATA_DIR: dataDir,
-      CRM_LOG_LEVEL: "warn",
-      CRM_HTTP_ALLOWED_ORIGINS: allowedOrigin,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  server = child;
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    serverLog = (serverLog + chunk).slice(-20_000);
-  });
-  return new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) {
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`serve --http exited ${code}: ${serverLog}`)));
-  });
-}
 
 beforeAll(async () => {
   if (!HAS_BROWSER) return;
@@ -69,7 +44,8 @@ beforeAll(async () => {
   await mkdir(files, { recursive: true });
   csv = await writeCampaignCsv(files);
   host = await startReferenceHost();
-  mcpUrl = await startServer(host.origin);
+  server = await startMcpServer({ bin: BIN, dataDir, allowedOrigin: host.origin });
+  mcpUrl = server.url;
   host.setServers([mcpUrl]);
   await mkdir(ARTIFACTS, { recursive: true });
   browser = await launchBrowser();
@@ -78,11 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.close();
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server?.once("exit", resolve));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await server?.close();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 }, 30_000);
 

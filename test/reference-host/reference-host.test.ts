@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +21,12 @@ import {
   writeScenarioXlsx,
 } from "../report/fixtures.js";
 import { measureReadability } from "../report/readability.js";
-import { type ReferenceHost, startReferenceHost } from "./host-server.js";
+import {
+  type McpServer,
+  type ReferenceHost,
+  startMcpServer,
+  startReferenceHost,
+} from "./host-server.js";
 
 /**
  * The report view in a host we did not write: the ext-apps project's reference host (its
@@ -41,42 +45,12 @@ const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
 const HOST_BACKGROUND = { light: "rgb(255, 255, 255)", dark: "rgb(26, 26, 26)" };
 
 let dataDir: string;
-let server: ChildProcess | undefined;
-let serverLog = "";
+let server: McpServer | undefined;
 let host: ReferenceHost;
 let mcpUrl: string;
 let browser: Browser;
 let campaignCsv: string;
 let scenarioXlsx: string;
-
-async function startServer(allowedOrigin: string): Promise<string> {
-  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
-    // No service credentials: the embedded sandbox, on its pinned date. The host's page calls
-    // the server from its own origin, which the server must allow (CORS).
-    env: {
-      PATH: process.env.PATH ?? "",
-      CRM_DATA_DIR: dataDir,
-      CRM_LOG_LEVEL: "warn",
-      CRM_HTTP_ALLOWED_ORIGINS: allowedOrigin,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  server = child;
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    serverLog = (serverLog + chunk).slice(-20_000);
-  });
-  return new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) {
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`serve --http exited ${code}: ${serverLog}`)));
-  });
-}
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "reference-host-data-"));
@@ -86,7 +60,8 @@ beforeAll(async () => {
   campaignCsv = await writeCampaignCsvWithLongTaskIds(files);
   scenarioXlsx = await writeScenarioXlsx(files);
   host = await startReferenceHost();
-  mcpUrl = await startServer(host.origin);
+  server = await startMcpServer({ bin: BIN, dataDir, allowedOrigin: host.origin });
+  mcpUrl = server.url;
   host.setServers([mcpUrl]);
   browser = await launchBrowser();
 }, BROWSER_TEST_TIMEOUT_MS);
@@ -94,11 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.close();
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server?.once("exit", resolve));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await server?.close();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 }, BROWSER_TEST_TIMEOUT_MS);
 
