@@ -3,9 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { langOfLocale, reportText } from "../../src/report/i18n/index.js";
 import { buildReport, markCount } from "../../src/report/model.js";
 import { needs } from "../helpers/needs.js";
 import {
+  ARTIFACTS,
   BROWSER_TEST_TIMEOUT_MS,
   chartMarks,
   inPage,
@@ -181,7 +183,9 @@ async function expectDrawnAndReadable(view: Frame, structured: unknown, label: s
   expect(rows).toEqual(Object.fromEntries(charts.map((c) => [c.id, c.categories.length])));
 
   const seen = await measureReadability(view);
-  expect(seen.canvases.map((c) => c.chart).sort()).toEqual(charts.map((c) => c.id).sort());
+  // A box chart is HTML, its text measured with the page's; the others are canvases.
+  const canvases = charts.filter((c) => c.type !== "box");
+  expect(seen.canvases.map((c) => c.chart).sort()).toEqual(canvases.map((c) => c.id).sort());
   for (const c of seen.canvases) {
     // Enough label pixels that the labels were drawn, and none of them faint or black-on-dark.
     expect(c.pixels, `${label}: label pixels of ${c.chart}`).toBeGreaterThan(40);
@@ -329,6 +333,99 @@ describe("the report view in the ext-apps reference host", {
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  // The change against the previous period leads the view: what the table shows, read in the
+  // view's frame, against the model of the result the host received; both arrows with their
+  // signs; nothing scrolls sideways at 560 px; every text reads, in light and then dark.
+  for (const locale of ["en-US", "ko-KR"]) {
+    it(`campaign_metrics with compare_to at 560 px (${locale}): the change table, light and dark`, async () => {
+      const { context, page, problems } = await openHost(560, "light", locale);
+      // A window whose counts rose and rates fell against the one before it.
+      const args = {
+        task_from: "2026-10-15",
+        task_to: "2026-11-15",
+        compare_to: "previous_period",
+      };
+      const view = await callTool(page, "campaign_metrics", args);
+      const result = await hostToolResult(page);
+      const data = result.structuredContent as {
+        comparison: { task_from: string; change: Record<string, { delta: number | null }> };
+      };
+      // 32 days (task_to is a whole day), so the 32 days before: Sep 13 to Oct 14.
+      expect(data.comparison.task_from).toBe("2026-09-13T00:00:00+09:00");
+      const t = reportText(langOfLocale(locale), locale);
+      const table = buildReport(result.structuredContent, "view", t).sections[0]?.tables[0];
+      if (table === undefined) throw new Error("the model has no comparison table");
+      const shown = () =>
+        inPage<{ first: string; h2: string; caption: string; head: string[]; rows: string[][] }>(
+          view,
+          `(() => {
+            const s = document.getElementById("section-comparison");
+            return {
+              first: document.querySelector("#report section").id,
+              h2: s.querySelector("h2").textContent,
+              caption: s.querySelector("caption").textContent,
+              head: [...s.querySelectorAll("thead th")].map((e) => e.textContent),
+              rows: [...s.querySelectorAll("tbody tr")].map((r) => [...r.cells].map((c) => c.textContent)),
+            };
+          })()`,
+        );
+      const seen = await shown();
+      expect(seen).toEqual({
+        first: "section-comparison",
+        h2: t.m.metrics.against.previous_period,
+        caption: table.caption,
+        head: table.columns,
+        rows: table.rows,
+      });
+      expect(seen.caption).toContain(
+        locale === "en-US" ? "Sep 13, 2026 – Oct 14, 2026" : "2026. 9. 13. ~ 2026. 10. 14.",
+      );
+      // Each rise with ▲ and +, each fall with ▼ and −, as the result's deltas go.
+      const deltas = [
+        "sent_count",
+        "received_count",
+        "open_count",
+        "click_count",
+        "purchase_count",
+        "computed_open_rate",
+        "computed_click_rate",
+        "computed_conversion_rate",
+      ].map((k) => Math.sign(data.comparison.change[k]?.delta ?? 0));
+      expect(deltas).toContain(1);
+      expect(deltas).toContain(-1);
+      expect(seen.rows.slice(0, 8).map((r) => (r[3] ?? "").slice(0, 3))).toEqual(
+        deltas.map((d) => (d > 0 ? "▲ +" : d < 0 ? "▼ −" : t.m.metrics.noChange.slice(0, 3))),
+      );
+      const unit = locale === "en-US" ? " pp" : "%p";
+      expect(seen.rows.slice(5, 8).every((r) => (r[3] ?? "").endsWith(unit))).toBe(true);
+      const sideways = () =>
+        inPage<{ page: boolean; table: boolean }>(
+          view,
+          `({
+            page: document.documentElement.scrollWidth > document.documentElement.clientWidth,
+            table: (() => {
+              const w = document.querySelector("#section-comparison .table-wrap");
+              return w.scrollWidth > w.clientWidth;
+            })(),
+          })`,
+        );
+      expect(await sideways()).toEqual({ page: false, table: false });
+      await expectDrawnAndReadable(view, result.structuredContent, `compare_to ${locale} light`);
+
+      await switchHostTheme(page, view, "dark");
+      expect(await shown()).toEqual(seen);
+      expect(await sideways()).toEqual({ page: false, table: false });
+      await expectDrawnAndReadable(view, result.structuredContent, `compare_to ${locale} dark`);
+      await page
+        .frameLocator("iframe")
+        .frameLocator("iframe")
+        .locator("#section-comparison")
+        .screenshot({ path: join(ARTIFACTS, `reference-host-comparison-560-${locale}-dark.png`) });
+      expect(problems).toEqual([]);
+      await context.close();
+    });
+  }
 
   it("a resize fits the charts and keeps a figure's Table view; the view is not laid out again", async () => {
     const { context, page, problems } = await openHost(1280, "light");
