@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -22,6 +22,7 @@ import {
 } from "./browser-support.js";
 import { writeCampaignCsv } from "./fixtures.js";
 import { measureReadability } from "./readability.js";
+import { dataWords, englishWords, pageText } from "./visible-text.js";
 
 // Reads the built page, `dist/report/view.html`, so it runs after the build (vitest.config.ts).
 
@@ -30,7 +31,9 @@ import { measureReadability } from "./readability.js";
  * light and dark: campaign_metrics with compare_to (a real call on the sandbox) as a table whose
  * change cells carry an arrow and a sign, and a campaign CSV summary with a baseline as a box per
  * rate with the campaign's dot where its value puts it. What is asserted is what shows: the
- * text, the places of box, median and dot, no sideways scroll, every text at 4.5:1.
+ * text, the places of box, median and dot, no sideways scroll, every text at 4.5:1. The same page
+ * as the MCP App view in the minimal host (host.html) writes both again in Korean when the host's
+ * locale turns, without laying them out again.
  */
 
 const WIDTH = 560;
@@ -40,6 +43,8 @@ let browser: Browser;
 let server: PageServer;
 let metrics: Record<string, unknown>;
 let summary: Record<string, unknown>;
+/** The view as the server serves it (no data in it). */
+let view: string;
 const pages = new Map<string, () => string>();
 
 const BASELINE: Baseline = {
@@ -74,12 +79,15 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "report-comparison-browser-"));
   const c = await summarizeFile(await writeCampaignCsv(dir));
   summary = { ...c, baseline: BASELINE };
+  view = await readFile(new URL("../../dist/report/view.html", import.meta.url), "utf8");
   for (const lang of ["en", "ko"] as const) {
     const m = await reportHtmlWithData(metrics, lang);
     const s = await reportHtmlWithData(summary, lang);
     pages.set(`/metrics-${lang}.html`, () => m);
     pages.set(`/baseline-${lang}.html`, () => s);
   }
+  const hostHtml = await readFile(join(import.meta.dirname, "host.html"), "utf8");
+  pages.set("/host.html", () => hostHtml);
   server = await servePages(pages);
   browser = await launchBrowser();
 }, BROWSER_TEST_TIMEOUT_MS);
@@ -297,4 +305,84 @@ describe("the comparisons in the HTML report, at 560 px", {
       await context.close();
     });
   }
+
+  it("the Korean pages show no English word but the data's and code names", async () => {
+    // Command, tool and field names the catalogue quotes, the A/B arms, p and z, and US$.
+    const codeNames = [
+      ...["crm-insights-mcp", "summarize", "json", "campaign_metrics", "include_tasks", "true"],
+      ...["top_n", "ID", "_id", "A", "B", "p", "z", "US"],
+    ];
+    for (const [path, data] of [
+      ["/metrics-ko.html", metrics],
+      ["/baseline-ko.html", summary],
+    ] as const) {
+      const { page, errors, context } = await open(path, "light");
+      const allowed = [...codeNames, ...dataWords(data)];
+      const english = (await pageText(page))
+        .map((text) => [text, englishWords(text, allowed)] as const)
+        .filter(([, words]) => words.length > 0);
+      expect(english, path).toEqual([]);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+  it("in an MCP Apps host's 560 px frame, a change of locale writes both again in place", async () => {
+    const context = await openContext(browser, { viewport: { width: 800, height: 1200 } });
+    const hostUrl = `${server.origin}/host.html`;
+    const { page, errors } = await watchedPage(
+      context,
+      (u) => u === hostUrl || u === "about:srcdoc",
+    );
+    await page.goto(hostUrl);
+    await inPage(page, `document.getElementById("view").style.width = "${WIDTH}px"`);
+    const frames: Array<{ data: unknown }> = [{ data: metrics }, { data: summary }];
+    for (const { data } of frames) {
+      const result = { content: [{ type: "text", text: "result" }], structuredContent: data };
+      await inPage(
+        page,
+        `startHost(${JSON.stringify(view)}, {}, ${JSON.stringify(result)}, "dark", { locale: "en-US" })`,
+      );
+      const frame = page.frameLocator("#view");
+      await frame.locator("#report[data-state=ready]").waitFor();
+      const child = page.frames().find((f) => f !== page.mainFrame());
+      if (child === undefined) throw new Error("the view's frame did not load");
+      const words = () =>
+        inPage<{ renders: string; h2: string[]; cells: string[]; rows: string[] }>(
+          child,
+          `({
+            renders: document.getElementById("report").dataset.renders,
+            h2: [...document.querySelectorAll("h2")].map((e) => e.textContent),
+            cells: [...document.querySelectorAll("#section-comparison tbody td:last-child")].map((e) => e.textContent),
+            rows: [...document.querySelectorAll(".box-row .box-name")].map((e) => e.textContent),
+          })`,
+        );
+      const before = await words();
+      await inPage(page, `sendContext({ locale: "ko-KR" })`);
+      await child.waitForFunction(`document.documentElement.lang === "ko"`);
+      const after = await words();
+      const ko = buildReport(data, "view", reportText("ko", "ko-KR"));
+      const en = buildReport(data, "view", reportText("en", "en-US"));
+      expect(before.h2.slice(0, 2)).toEqual(en.sections.slice(0, 2).map((x) => x.title));
+      expect(after.h2.slice(0, 2)).toEqual(ko.sections.slice(0, 2).map((x) => x.title));
+      // Written again, not laid out again.
+      expect(after.renders).toBe(before.renders);
+      const changes = ko.sections.find((x) => x.id === "comparison")?.tables[0];
+      expect(after.cells).toEqual(changes?.rows.map((r) => r[3]) ?? []);
+      const box = ko.sections.find((x) => x.id === "baseline")?.charts[0];
+      expect(after.rows).toEqual(box?.categories ?? []);
+      // Each result shows one of the two: the change table or the boxes.
+      expect(after.cells.length + after.rows.length).toBeGreaterThan(0);
+      const sideways = await inPage<boolean>(
+        child,
+        "document.documentElement.scrollWidth > document.documentElement.clientWidth",
+      );
+      expect(sideways).toBe(false);
+      expect((await measureReadability(child)).poorText).toEqual([]);
+      // The next result is hosted afresh.
+      await page.goto(hostUrl);
+      await inPage(page, `document.getElementById("view").style.width = "${WIDTH}px"`);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
