@@ -8,6 +8,7 @@ import type { Baseline } from "../../src/report/baseline-section.js";
 import { reportText } from "../../src/report/i18n/index.js";
 import type { MetricsComparison } from "../../src/report/metrics-comparison.js";
 import { buildReport, chartTable, markCount } from "../../src/report/model.js";
+import { rowScale } from "../../src/report/view/box-scale.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { writeCampaignCsv } from "./fixtures.js";
 
@@ -313,5 +314,36 @@ describe("a campaign against its channel's recent campaigns", () => {
     const chart = one.sections.find((s) => s.id === "baseline")?.charts[0];
     expect(chart?.categories).toEqual(["Open rate"]);
     expect(chart?.note).toContain("sms's last 12 campaigns");
+  });
+});
+
+describe("a box row's axis", () => {
+  it("runs in round steps over every value, within 0% and 100%", () => {
+    // 4 pp in 1 pp steps: the ends are the values on them.
+    expect(rowScale([0.93, 0.95, 0.96, 0.97])).toEqual({
+      lo: 0.93,
+      hi: 0.97,
+      ticks: [0.93, 0.94, 0.95, 0.96, 0.97],
+    });
+    expect(rowScale([0.31, 0.18, 0.15, 0.21])).toEqual({
+      lo: 0.15,
+      hi: 0.35,
+      ticks: [0.15, 0.2, 0.25, 0.3, 0.35],
+    });
+    expect(rowScale([0.004, 0.03, 0.025, 0.036])).toEqual({
+      lo: 0,
+      hi: 0.04,
+      ticks: [0, 0.01, 0.02, 0.03, 0.04],
+    });
+    // Tiny rates keep a readable span; the axis never goes below 0 or above 100%.
+    expect(rowScale([0, 0.0004])).toEqual({ lo: 0, hi: 0.001, ticks: [0, 0.001] });
+    expect(rowScale([0.99, 1, 0.98])).toEqual({
+      lo: 0.98,
+      hi: 1,
+      ticks: [0.98, 0.985, 0.99, 0.995, 1],
+    });
+    // One value alone still has a box to stand in.
+    const one = rowScale([0.05]);
+    expect(one.hi).toBeGreaterThan(one.lo);
   });
 });

@@ -1,5 +1,6 @@
 import type { ReportText } from "../i18n/index.js";
 import { type Chart, rangeWord } from "../model.js";
+import { rowScale } from "./box-scale.js";
 import type { DrawnChart } from "./chart-kit.js";
 
 /**
@@ -18,27 +19,6 @@ interface Row {
   p25: number | null;
   p75: number | null;
   flag: "above" | "below" | null;
-}
-
-/** Axis steps, as ratios: 0.1 pp to 25 pp. */
-const STEPS = [0.001, 0.002, 0.0025, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25];
-const MAX_STEPS = 4;
-
-/** From `lo` to `hi` (ratios within 0..1) in round steps, holding every value given. */
-export function rowScale(values: number[]): { lo: number; hi: number; ticks: number[] } {
-  const min = Math.min(...values);
-  const max = Math.max(...values);
-  const span = Math.max(max - min, 0.002);
-  const step = STEPS.find((s) => span / s <= MAX_STEPS) ?? 0.25;
-  const lo = Math.max(0, Math.floor(min / step - 1e-9) * step);
-  let hi = Math.min(1, Math.ceil(max / step + 1e-9) * step);
-  if (hi <= lo) hi = Math.min(1, lo + step);
-  const count = Math.round((hi - lo) / step);
-  const ticks = Array.from(
-    { length: count + 1 },
-    (_, i) => Math.round((lo + i * step) * 1e6) / 1e6,
-  );
-  return { lo, hi, ticks };
 }
 
 function el(tag: string, className: string, text?: string): HTMLElement {
