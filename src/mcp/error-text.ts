@@ -25,6 +25,7 @@ import {
 } from "../exports/errors.js";
 import { ExportFileError } from "../files/export-path.js";
 import { callHint } from "../format.js";
+import { HistoryError } from "../history/errors.js";
 import { DatabaseUnavailableError } from "../ledger/postgres-unavailable.js";
 import { QueryError } from "../query/errors.js";
 import { redact } from "../redact.js";
@@ -57,12 +58,40 @@ function describe(error: unknown): string {
   ) {
     return error.message;
   }
+  if (error instanceof HistoryError) return historyErrorText(error);
   if (error instanceof ToolCancelledError) return "the call was cancelled.";
   if (error instanceof ExportCallError) return describeApiError(error.apiError, error.context);
   if (error instanceof ApiError) return describeApiError(error);
   if (error instanceof ConfigError || error instanceof CatalogError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
   return `unexpected failure: ${message}. Retry shortly; if it persists, check the server's log (stderr).`;
+}
+
+/**
+ * A history operation that failed, with the next step of its code. The messages of some codes
+ * already end with their own step (they name the file, the line or the lock); the others get
+ * theirs here, so each instruction appears once.
+ */
+function historyErrorText(error: HistoryError): string {
+  switch (error.code) {
+    case "busy":
+    case "corrupt_catalogue":
+    case "malformed_file":
+    case "not_found":
+    case "not_campaign_export":
+      return error.message;
+    case "not_scenario_export":
+      // The workbook reader's refusals say what to check; the path check's does not.
+      return error.message.includes("scenario_daily_metrics")
+        ? error.message
+        : `${clause(error)}. Only a scenario_daily_metrics export (.xlsx) goes there: check that the file is the one its export job downloaded (check_export with the job_id).`;
+    case "unknown_job":
+      return `${clause(error)}. check_export with the job_id downloads it; the history then adds it on its own.`;
+    case "missing_files":
+      return `${clause(error)}. Check that CRM_DATA_DIR is the data folder the history was written in; exports added again (start_export with "force": true, or \`crm-insights-mcp sync\`) restore what is missing.`;
+    case "cancelled":
+      return `${clause(error)}. The export is added at the server's next start, or by \`crm-insights-mcp sync\`.`;
+  }
 }
 
 const DETAIL_SHOWN = 200;

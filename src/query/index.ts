@@ -4,6 +4,7 @@ import type { QueryLimits } from "../config.js";
 import { QueryError } from "./errors.js";
 import { type CacheOptions, eventsFiles } from "./parquet-cache.js";
 import { type QueryResult, runQuery } from "./run.js";
+import type { ExtraTables } from "./session.js";
 import { MAX_QUERY_FILES, type QuerySource, resolveSource, uniqueSources } from "./sources.js";
 
 export { QueryError } from "./errors.js";
@@ -31,17 +32,21 @@ export interface QueryFilesOptions {
   checkSource?: (source: QuerySource) => Promise<void>;
   /** Read the data folder's exports through their Parquet copies (made on first use). */
   cache?: Omit<CacheOptions, "limits" | "signal">;
+  /** Tables of another module in the same session (the history's); `files` may then be empty. */
+  extra?: ExtraTables;
   signal?: AbortSignal;
 }
 
-/** Resolves the files, then runs the statement over them (see run.ts). */
+/** Resolves the files, then runs the statement over them and the extra tables (see run.ts). */
 export async function queryFiles(options: QueryFilesOptions): Promise<QueryResult> {
-  const sources = await resolveSources(options);
+  const sources =
+    options.files.length === 0 && options.extra !== undefined ? [] : await resolveSources(options);
   return runQuery({
     sql: options.sql,
     events: await eventsFiles(sources, cacheOptions(options)),
     conversionType: conversionTypeOf(options.conversionEventType),
     scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
+    extra: options.extra,
     limits: options.limits,
     spillParent: options.spillParent ?? tmpdir(),
     maxRows: options.maxRows,

@@ -1,7 +1,7 @@
 import type { ToolDefinition } from "../mcp/tool.js";
 import campaignMetrics from "./campaign-metrics/index.js";
 import checkExport from "./check-export.js";
-import queryExport from "./query-export.js";
+import queryExport from "./query-export/index.js";
 import recommendProducts from "./recommend-products/index.js";
 import startExport from "./start-export.js";
 import summarizeExport from "./summarize-export.js";

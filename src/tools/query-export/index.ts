@@ -1,16 +1,17 @@
 import { mkdir } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { conversionTypeOf } from "../analysis/event-roles.js";
-import { exportFilePath } from "../exports/export-file.js";
-import { exportsFolder } from "../files/data-folder.js";
-import { checkExportFile } from "../files/export-path.js";
-import { withFilesInUse } from "../files/in-use.js";
-import { formatBytes } from "../format.js";
-import { absoluteFile, checkInteger, resultBase } from "../mcp/params.js";
-import { defineTool } from "../mcp/tool.js";
-import { ToolInputError } from "../mcp/tool-errors.js";
-import { describeExports, type ExportDescription } from "../query/describe.js";
+import { conversionTypeOf } from "../../analysis/event-roles.js";
+import { exportFilePath } from "../../exports/export-file.js";
+import { exportsFolder } from "../../files/data-folder.js";
+import { checkExportFile } from "../../files/export-path.js";
+import { withFilesInUse } from "../../files/in-use.js";
+import { formatBytes } from "../../format.js";
+import { describeHistory, withHistoryTables } from "../../history/index.js";
+import { absoluteFile, checkInteger, resultBase } from "../../mcp/params.js";
+import { defineTool } from "../../mcp/tool.js";
+import { ToolInputError } from "../../mcp/tool-errors.js";
+import { describeExports, type ExportDescription } from "../../query/describe.js";
 import {
   cacheOptions,
   MAX_CELL_CHARS,
@@ -18,13 +19,21 @@ import {
   type QuerySource,
   queryFiles,
   resolveSources,
-} from "../query/index.js";
-import { eventsFiles } from "../query/parquet-cache.js";
-import { renderDescription, renderQueryTable } from "../query/render.js";
-import { requireInsideFolder } from "../query/sources.js";
-import { answerChart, chartField, chartLine } from "../report/answer-report.js";
-import { CHART_TYPES, ChartChoiceError, chooseChart } from "../report/chart-choice.js";
-import { REPORT_VIEW_URI } from "../resources/report-view.js";
+} from "../../query/index.js";
+import { eventsFiles } from "../../query/parquet-cache.js";
+import { renderDescription, renderQueryTable } from "../../query/render.js";
+import { requireInsideFolder } from "../../query/sources.js";
+import { answerChart, chartField, chartLine } from "../../report/answer-report.js";
+import { CHART_TYPES, ChartChoiceError, chooseChart } from "../../report/chart-choice.js";
+import { REPORT_VIEW_URI } from "../../resources/report-view.js";
+import {
+  EMPTY_HISTORY_STEP,
+  type HeldHistory,
+  heldHistory,
+  historyDescriptionSchema,
+  renderHistoryDescription,
+  STILL_ADDING_NOTE,
+} from "./history.js";
 
 const DEFAULT_MAX_ROWS = 100;
 const MAX_ROWS = 1000;
@@ -32,13 +41,11 @@ const MAX_ROWS = 1000;
 const TEXT_ROWS = 30;
 
 const inputSchema = z.strictObject({
-  sql: z.string().optional().describe("One SELECT; omit to describe the data"),
-  job_ids: z.array(z.string()).optional().describe("job._id values of export jobs"),
-  files: z.array(z.string()).optional().describe("Export paths in the data folder"),
-  conversion_event_type: z
-    .string()
-    .optional()
-    .describe("event_type counted as 'conversion' (e.g. purchase); default as summarize_export"),
+  sql: z.string().optional().describe("one SELECT; omit: describe the data"),
+  job_ids: z.array(z.string()).optional().describe("export job IDs"),
+  files: z.array(z.string()).optional().describe("export file paths"),
+  history: z.boolean().optional().describe("tables history, history_campaigns"),
+  conversion_event_type: z.string().optional().describe("event_type counted as conversion"),
   max_rows: z
     .number()
     .meta({ minimum: 1, maximum: MAX_ROWS })
@@ -52,9 +59,7 @@ const inputSchema = z.strictObject({
       series: z.string().optional(),
     })
     .optional()
-    .describe(
-      "Draw as (column names); default by the answer's shape (time: line, category: bar...)",
-    ),
+    .describe("default: by the answer's shape"),
 });
 
 const column = z.object({ name: z.string(), type: z.string() });
@@ -85,9 +90,8 @@ const outputSchema = z.object({
   row_count: z.number().optional().describe("rows of the whole result"),
   truncated_by: z.enum(["max_rows", "characters"]).optional(),
   files: z.array(z.object({ path: z.string(), job_id: z.string().nullable() })),
-  description: exportDescription
-    .optional()
-    .describe("without sql: tables, event types, keys, rounds"),
+  description: exportDescription.optional(),
+  history: historyDescriptionSchema.optional(),
   chart: z
     .object({
       type: z.enum(CHART_TYPES),
@@ -103,8 +107,8 @@ const outputSchema = z.object({
 export default defineTool({
   name: "query_export",
   title: "SQL over export files",
-  description: `One read-only SQL SELECT (DuckDB) over downloaded exports, for what summarize_export does not answer. Table events: campaign CSV rows (13 columns, job_id, (event_properties->>'amount')) and event_role (sent, received, failed, control, open, click, conversion, other: summarize_export's rules); scenario XLSX: scenario_nodes, scenario_days.
-No sql: tables, event types, JSON keys, rounds, example queries. row_count counts all rows.
+  description: `One read-only DuckDB SQL SELECT over exports and/or their history. Table events: campaign CSV rows (13 columns, job_id; event_properties->>'amount') and event_role (sent, received, failed, control, open, click, conversion, other: summarize_export's rules); scenario XLSX: scenario_nodes, scenario_days; history: every export's events + campaign_id, each round once.
+No sql: tables, event types, JSON keys, rounds, examples.
 Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(*) AS n FROM events GROUP BY 1", "chart": {"type": "bar", "x": "channel", "y": ["n"]}}`,
   inputSchema,
   outputSchema,
@@ -119,10 +123,10 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
     checkInteger(args.max_rows, "max_rows", 1, MAX_ROWS);
     const jobIds = (args.job_ids ?? []).map((id) => id.trim()).filter((id) => id !== "");
     const files = (args.files ?? []).map((f) => f.trim()).filter((f) => f !== "");
-    if (jobIds.length === 0 && files.length === 0) {
+    if (jobIds.length === 0 && files.length === 0 && args.history !== true) {
       throw new ToolInputError(
         "job_ids",
-        "Give job_ids (from start_export or check_export) and/or files (paths of downloaded exports).",
+        "Give job_ids (from start_export or check_export), files (paths of downloaded exports) and/or history: true (every export kept, across campaigns).",
       );
     }
     const chosen: { path: string; jobId: string | null }[] = [];
@@ -134,6 +138,11 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
     // The folder rule summarize_export keeps too, checked before a byte of a file is read.
     const readable = await runtime.readableFolders();
     for (const { path } of chosen) await checkExportFile(path, readable);
+    let held: HeldHistory | undefined;
+    if (args.history === true) {
+      await call.progress(undefined, "reading the history of exports");
+      held = await heldHistory(runtime, call);
+    }
     const base = {
       files: chosen,
       limits: runtime.config.query,
@@ -157,60 +166,112 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
       signal: call.signal,
     };
     await mkdir(runtime.dataFolder, { recursive: true });
-    const sources = await resolveSources({ ...base, sql: "", maxRows: 0 });
+    const sources =
+      chosen.length === 0 ? [] : await resolveSources({ ...base, sql: "", maxRows: 0 });
     const fileList = sources.map((s) => ({ path: s.path, job_id: s.jobId }));
+    const adding = held?.stillAdding === true ? ` ${STILL_ADDING_NOTE}` : "";
     // Marked in use: the retention sweep must not remove a file while a query reads it.
     return withFilesInUse(
       sources.map((s) => s.path),
       async () => {
         const sql = args.sql?.trim() ?? "";
         if (sql === "") {
-          await call.progress(undefined, "reading the exports to describe them");
-          const description: ExportDescription = await describeExports({
-            events: await eventsFiles(sources, cacheOptions(base)),
-            conversionType: conversionTypeOf(args.conversion_event_type),
-            scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
-            limits: runtime.config.query,
-            spillParent: runtime.dataFolder,
-            signal: call.signal,
-          });
-          const events = description.tables.find((t) => t.name === "events")?.rows ?? 0;
+          await call.progress(undefined, "reading the data to describe it");
+          const description: ExportDescription | undefined =
+            sources.length === 0
+              ? undefined
+              : await describeExports({
+                  events: await eventsFiles(sources, cacheOptions(base)),
+                  conversionType: conversionTypeOf(args.conversion_event_type),
+                  scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
+                  limits: runtime.config.query,
+                  spillParent: runtime.dataFolder,
+                  signal: call.signal,
+                });
+          const history =
+            held === undefined
+              ? undefined
+              : await describeHistory(held.history, {
+                  limits: runtime.config.query,
+                  spillParent: runtime.dataFolder,
+                  conversionEventType: args.conversion_event_type,
+                  signal: call.signal,
+                });
+          const events = description?.tables.find((t) => t.name === "events")?.rows ?? 0;
+          const said = [
+            ...(description === undefined
+              ? []
+              : [
+                  `${sources.length} export file(s): ${events} event rows; tables, event types, JSON keys, rounds and ${description.examples.length} example queries.`,
+                ]),
+            ...(history === undefined
+              ? []
+              : [
+                  history.exports === 0
+                    ? "The history of exports is empty."
+                    : `History: ${history.campaigns_total} campaign(s), ${history.rows} event rows, rounds ${history.rounds_from} to ${history.rounds_to}; ${history.examples.length} example questions.`,
+                ]),
+          ];
+          const empty = history?.exports === 0;
           return {
             structured: {
-              summary: `${sources.length} export file(s): ${events} event rows; tables, event types, JSON keys, rounds and ${description.examples.length} example queries.`,
+              summary: `${said.join(" ")}${adding}`,
               files: fileList,
-              description,
+              ...(description === undefined ? {} : { description }),
+              ...(history === undefined ? {} : { history }),
+              ...(empty ? { next_step: EMPTY_HISTORY_STEP } : {}),
             },
-            text: renderDescription(description),
+            text: [
+              ...(description === undefined ? [] : [renderDescription(description)]),
+              ...(history === undefined ? [] : [renderHistoryDescription(history)]),
+              ...(adding === "" ? [] : [STILL_ADDING_NOTE]),
+            ].join("\n\n"),
           };
         }
         await call.progress(undefined, "running the query");
         const maxRows = args.max_rows ?? DEFAULT_MAX_ROWS;
-        const result = await queryFiles({
+        const options = {
           ...base,
           sql,
           maxRows,
           // Within the result's token budget (about 3.5 characters a token) with room to spare.
           maxChars: Math.floor(runtime.config.resultMaxTokens * 2.5),
-        });
+        };
+        let emptyHistory = false;
+        const result =
+          held === undefined
+            ? await queryFiles(options)
+            : await withHistoryTables(held.history, args.conversion_event_type, (extra, kept) => {
+                emptyHistory = kept.exports.length === 0;
+                return queryFiles({ ...options, extra });
+              });
         const { cells_cut, ...rest } = result;
         const chart = drawnChart(result, args.chart);
         const cut = result.truncated
           ? `; ${result.rows.length} returned (cut by ${result.truncated_by})`
           : "";
+        const steps = [
+          ...(cells_cut > 0
+            ? [
+                `${cells_cut} cell(s) over ${MAX_CELL_CHARS} characters were cut; select substr(...) of long text.`,
+              ]
+            : []),
+          ...(emptyHistory ? [EMPTY_HISTORY_STEP] : []),
+        ];
         return {
           structured: {
-            summary: `${result.row_count} row(s) × ${result.columns.length} column(s)${cut}.`,
+            summary: `${result.row_count} row(s) × ${result.columns.length} column(s)${cut}.${adding}`,
             ...rest,
             chart: chartField(chart),
             files: fileList,
-            ...(cells_cut > 0
-              ? {
-                  next_step: `${cells_cut} cell(s) over ${MAX_CELL_CHARS} characters were cut; select substr(...) of long text.`,
-                }
-              : {}),
+            ...(steps.length > 0 ? { next_step: steps.join(" ") } : {}),
           },
-          text: `${renderQueryTable(result, { maxRows: TEXT_ROWS })}\n${chartLine(chart)}`,
+          text: [
+            renderQueryTable(result, { maxRows: TEXT_ROWS }),
+            chartLine(chart),
+            ...(emptyHistory ? [EMPTY_HISTORY_STEP] : []),
+            ...(adding === "" ? [] : [STILL_ADDING_NOTE]),
+          ].join("\n"),
         };
       },
     );
