@@ -5,7 +5,9 @@
  * The Node version is checked first, and this file imports nothing else statically: on an older
  * Node no module that needs a newer one is loaded, and the refusal is the only output.
  */
+import type { Config } from "./config.js";
 import { nodeVersionRefusal } from "./node-version.js";
+import type { HistoryReader } from "./query/cli.js";
 
 const [command, ...args] = process.argv.slice(2);
 
@@ -25,7 +27,7 @@ async function main(): Promise<number> {
     }
     case "query": {
       const { runQueryCommand } = await import("./query/cli.js");
-      return runQueryCommand(args);
+      return runQueryCommand(args, { openHistory: configuredHistory });
     }
     case "serve": {
       const { runServeCommand } = await import("./http/cli.js");
@@ -83,6 +85,9 @@ const USAGE = `Usage:
                                         one read-only SQL statement (DuckDB) over export files:
                                         table events (campaign CSVs), scenario_nodes/scenario_days;
                                         --report also writes the answer's chart and table as a page
+  crm-insights-mcp query --history --sql SQL [--json] [...]
+                                        the same over the history of exports (tables history,
+                                        history_campaigns): every export kept, across campaigns
   crm-insights-mcp serve --http [--port N] [--host H]
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS or CRM_OAUTH_ISSUER, CRM_DATABASE_URL;
@@ -108,6 +113,29 @@ const USAGE = `Usage:
 Configuration: CRM_* environment variables (see the README); with CRM_BASE_URL unset the server
 uses an embedded sandbox with synthetic data.
 `;
+
+/**
+ * The history `query --history` reads: the server's own for this configuration (the data folder
+ * in use and the ledger's scope, as runtime.ts opens it), or undefined with CRM_HISTORY=off.
+ */
+async function configuredHistory(config: Config): Promise<HistoryReader | undefined> {
+  const [{ openHistory, withHistoryTables }, { configLedgerScope }, { dataFolderInUse }] =
+    await Promise.all([
+      import("./history/index.js"),
+      import("./runtime.js"),
+      import("./files/data-folder.js"),
+    ]);
+  const history = openHistory(config, dataFolderInUse(config), configLedgerScope(config));
+  if (history === undefined) return undefined;
+  return {
+    folder: history.folder,
+    read: (conversionEventType, work) =>
+      withHistoryTables(history, conversionEventType, (extra, catalogue) =>
+        work(extra, catalogue.exports.length),
+      ),
+    close: () => history.close(),
+  };
+}
 
 async function reportFailure(error: unknown): Promise<void> {
   const { redact } = await import("./redact.js");

@@ -1,16 +1,20 @@
 import { writeFile } from "node:fs/promises";
 import { extname } from "node:path";
-import { ConfigError, loadQuerySettings } from "../config.js";
+import { type Config, ConfigError, loadConfig, loadQuerySettings } from "../config.js";
 import { formatBytes } from "../format.js";
 import { chartField, chartLine } from "../report/answer-report.js";
 import { chooseChart } from "../report/chart-choice.js";
 import { reportHtmlWithData } from "../report/html.js";
 import { defaultLang, isLang, type Lang } from "../report/i18n/lang.js";
 import { QueryError } from "./errors.js";
-import { type QueryResult, queryFiles } from "./index.js";
+import { type QueryFilesOptions, type QueryResult, queryFiles } from "./index.js";
 import { renderQueryTable } from "./render.js";
+import type { ExtraTables } from "./session.js";
 
 const USAGE = `Usage: crm-insights-mcp query --sql SQL [--json] [--max-rows N] [--conversion-event-type TYPE] [--report PATH.html [--lang ko|en]] FILE...
+       crm-insights-mcp query --history --sql SQL [...] [FILE...]
+  --history also the tables history and history_campaigns: every export the server (or sync)
+            added to the configured data folder's history, each send round once
   --report  also write the answer as a page with its chart and table (self-contained HTML)
   --lang    the page's language; by default Korean when CRM_TIME_ZONE is Asia/Seoul, else English
 `;
@@ -19,6 +23,7 @@ const DEFAULT_MAX_ROWS = 1000;
 interface QueryCommand {
   sql?: string;
   json: boolean;
+  history: boolean;
   maxRows: number;
   conversionEventType?: string;
   report?: string;
@@ -30,6 +35,9 @@ interface QueryCommand {
 const FLAGS: Record<string, (command: QueryCommand) => void> = {
   "--json": (c) => {
     c.json = true;
+  },
+  "--history": (c) => {
+    c.history = true;
   },
 };
 
@@ -66,7 +74,12 @@ const VALUE_OPTIONS: Record<string, (value: string, command: QueryCommand) => st
 
 /** The command's options, or the problem with them. */
 function parseArgs(args: string[]): QueryCommand | { problem: string } | "help" {
-  const command: QueryCommand = { json: false, maxRows: DEFAULT_MAX_ROWS, files: [] };
+  const command: QueryCommand = {
+    json: false,
+    history: false,
+    maxRows: DEFAULT_MAX_ROWS,
+    files: [],
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     const flag = FLAGS[arg];
@@ -82,7 +95,9 @@ function parseArgs(args: string[]): QueryCommand | { problem: string } | "help" 
     else command.files.push(arg);
   }
   if (command.sql === undefined) return { problem: "Give the query with --sql." };
-  if (command.files.length === 0) return { problem: "Give at least one export file." };
+  if (command.files.length === 0 && !command.history) {
+    return { problem: "Give at least one export file, or --history." };
+  }
   if (command.lang !== undefined && command.report === undefined) {
     return { problem: "--lang is the language of the --report page; give --report PATH.html." };
   }
@@ -90,12 +105,33 @@ function parseArgs(args: string[]): QueryCommand | { problem: string } | "help" 
 }
 
 /**
+ * The history as `query --history` reads it, given by the bin (src/cli.ts): the query module may
+ * not import the history module, which builds on it.
+ */
+export interface HistoryReader {
+  /** Where the history lives, for messages. */
+  readonly folder: string;
+  /** Runs `work` over the history's tables; `exports` is how many exports the history holds. */
+  read<T>(
+    conversionEventType: string | undefined,
+    work: (extra: ExtraTables, exports: number) => Promise<T>,
+  ): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface QueryCommandDeps {
+  /** The configuration's history, or undefined with CRM_HISTORY=off. */
+  openHistory(config: Config): Promise<HistoryReader | undefined>;
+}
+
+/**
  * `crm-insights-mcp query --sql SQL FILE...`: the query_export tool's SQL over local export files,
  * for scripts. `--json` prints {columns, rows, row_count, truncated}; errors go to stderr.
  * `--conversion-event-type` chooses event_role's conversions, as `summarize` does. `--report`
- * also writes the answer as the report page, drawn as the tool's view draws it.
+ * also writes the answer as the report page, drawn as the tool's view draws it. `--history`
+ * adds the history's tables, read from the data folder and scope the server uses.
  */
-export async function runQueryCommand(args: string[]): Promise<number> {
+export async function runQueryCommand(args: string[], deps: QueryCommandDeps): Promise<number> {
   const command = parseArgs(args);
   if (command === "help") {
     process.stdout.write(USAGE);
@@ -104,15 +140,25 @@ export async function runQueryCommand(args: string[]): Promise<number> {
   if ("problem" in command) return usage(command.problem);
   const sql = command.sql as string;
   let settings: ReturnType<typeof loadQuerySettings>;
+  let history: HistoryReader | undefined;
   try {
     settings = loadQuerySettings(process.env);
+    if (command.history) {
+      history = await deps.openHistory(loadConfig(process.env));
+      if (history === undefined) {
+        process.stderr.write(
+          "crm-insights-mcp query: the history of exports is off (CRM_HISTORY=off), so there is no history to read. Unset CRM_HISTORY (the server then adds the exports it downloads), or query export files without --history.\n",
+        );
+        return 1;
+      }
+    }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`crm-insights-mcp query: ${error.message}\n`);
     return 2;
   }
   try {
-    const result = await queryFiles({
+    const options: QueryFilesOptions = {
       sql,
       files: command.files.map((path) => ({ path, jobId: null })),
       limits: settings.query,
@@ -120,7 +166,15 @@ export async function runQueryCommand(args: string[]): Promise<number> {
       ...(command.conversionEventType !== undefined
         ? { conversionEventType: command.conversionEventType }
         : {}),
-    });
+    };
+    const held = history;
+    const result =
+      held === undefined
+        ? await queryFiles(options)
+        : await held.read(command.conversionEventType, (extra, exports) => {
+            if (exports === 0) process.stderr.write(`${emptyHistoryNote(held.folder)}\n`);
+            return queryFiles({ ...options, extra });
+          });
     if (command.json) {
       const { columns, rows, row_count, truncated } = result;
       process.stdout.write(`${JSON.stringify({ columns, rows, row_count, truncated })}\n`);
@@ -139,7 +193,13 @@ export async function runQueryCommand(args: string[]): Promise<number> {
     if (!(error instanceof QueryError)) throw error;
     process.stderr.write(`crm-insights-mcp query: ${error.message}\n`);
     return 1;
+  } finally {
+    await history?.close();
   }
+}
+
+function emptyHistoryNote(folder: string): string {
+  return `crm-insights-mcp query: the history of exports (${folder}) holds no export yet. The server adds every campaign export it downloads; \`crm-insights-mcp sync\` adds the campaigns of the last 30 days. Check that CRM_DATA_DIR (and CRM_BASE_URL, CRM_APPLICATION_ID) are the server's.`;
 }
 
 /** The report page with the answer written in; returns the line that says so. */
