@@ -2,8 +2,8 @@
 // Spawns the built server (`node dist/cli.js`) over stdio with the SDK client, in embedded-sandbox
 // mode with a temporary data folder, and prints each tool call and what the assistant sees.
 // Every step it expects (metrics, the campaign CSV export(s) its next_calls give, the scenario
-// XLSX export, both summaries, the listing, recommendations) must happen: otherwise it says
-// which did not and exits 1.
+// XLSX export, both summaries, the listing, recommendations, and a question across campaigns over
+// the history of exports) must happen: otherwise it says which did not and exits 1.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -240,6 +240,53 @@ try {
     { slot_key: similar, item_ids: [product], limit: 5 },
   );
   expectStep(!alike.isError, "recommend_products answered for similar products");
+
+  // Every export downloaded above was also added to the history of exports: with one more
+  // campaign (the smallest of the ranking, so the demo stays quick), a question across both.
+  const another = (metrics.structuredContent?.campaigns ?? [])
+    .filter((c) => c._id !== best._id)
+    .sort((a, b) => a.sent_count - b.sent_count)[0];
+  expectStep(another !== undefined, "campaign_metrics ranked a second campaign");
+  const window = suggested[0];
+  const second = await followUntilDone(
+    client,
+    await call(client, `Export "${another.name}" for the same period too.`, "start_export", {
+      type: "campaign_event_data",
+      campaign_id: another._id,
+      from: window.from,
+      to: suggested.at(-1).to,
+      wait_seconds: 30,
+    }),
+  );
+  expectStep(
+    !second.isError && typeof second.structuredContent?.file_path === "string",
+    `campaign export of ${another._id} downloaded its file`,
+  );
+  const history = await call(client, "What do we have across campaigns now?", "query_export", {
+    history: true,
+  });
+  const held = history.structuredContent?.history;
+  expectStep(
+    !history.isError && held?.campaigns_total >= 2,
+    "query_export described a history of two campaigns or more",
+  );
+  // One of the questions the description offers, run as it gives it.
+  const weekly = held.examples.find((e) => e.title.startsWith("Weekly open rate"));
+  expectStep(weekly !== undefined, "the history's description offered the weekly open rate");
+  const across = await call(
+    client,
+    "Across both campaigns, how did the open rate move week by week, per channel?",
+    "query_export",
+    {
+      history: true,
+      sql: weekly.sql,
+      chart: { type: "line", x: "week", y: ["open_rate"], series: "channel" },
+    },
+  );
+  expectStep(
+    !across.isError && (across.structuredContent?.row_count ?? 0) > 0,
+    "query_export answered a question across campaigns over the history",
+  );
   rule(`Done. Files and the job ledger are in ${dataDir} (removed now).`);
   console.log(`Steps done (${stepsDone.length}):\n- ${stepsDone.join("\n- ")}`);
 } catch (error) {

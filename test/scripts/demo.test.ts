@@ -42,9 +42,11 @@ describe.concurrent("npm run demo", () => {
     expect(steps).toMatch(/summarize_export summarized the scenario_daily_metrics export/);
     expect(steps).toContain("query_export answered a question in SQL over the campaign exports");
     expect(steps).toContain("check_export listed every job made");
+    expect(steps).toContain("query_export described a history of two campaigns or more");
+    expect(steps).toContain("query_export answered a question across campaigns over the history");
     // Every start_export the metrics proposed was made (the split case gives several).
     const proposed = (out.match(/Export the raw events of/g) ?? []).length;
-    const exported = (steps.match(/campaign export .* downloaded its file/g) ?? []).length;
+    const exported = (steps.match(/campaign export \{.* downloaded its file/g) ?? []).length;
     expect(proposed).toBeGreaterThan(0);
     expect(exported).toBe(proposed);
   }, 240_000);

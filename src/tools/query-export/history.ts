@@ -103,12 +103,14 @@ export function renderHistoryDescription(d: HistoryDescription): string {
     lines.push(`**${t.name}** (${formatCount(t.rows)} rows): ${tableCell(columns)}`);
   }
   const shown = d.campaigns.slice(0, CAMPAIGNS_SHOWN);
+  // Names are known only where an export was added with one: a column of NULLs says nothing.
+  const named = shown.some((c) => c.name !== null);
   lines.push(
     table(
-      ["campaign_id", "name", "channels", "rounds", "first", "last", "rows"],
+      ["campaign_id", ...(named ? ["name"] : []), "channels", "rounds", "first", "last", "rows"],
       shown.map((c) => [
         c.campaign_id,
-        c.name ?? "NULL",
+        ...(named ? [c.name ?? "NULL"] : []),
         c.channels.join(" "),
         formatCount(c.rounds),
         c.first_scheduled_at,

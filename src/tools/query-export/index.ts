@@ -6,7 +6,7 @@ import { exportFilePath } from "../../exports/export-file.js";
 import { exportsFolder } from "../../files/data-folder.js";
 import { checkExportFile } from "../../files/export-path.js";
 import { withFilesInUse } from "../../files/in-use.js";
-import { formatBytes } from "../../format.js";
+import { formatBytes, formatCount } from "../../format.js";
 import { describeHistory, withHistoryTables } from "../../history/index.js";
 import { absoluteFile, checkInteger, resultBase } from "../../mcp/params.js";
 import { defineTool } from "../../mcp/tool.js";
@@ -209,7 +209,7 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
               : [
                   history.exports === 0
                     ? "The history of exports is empty."
-                    : `History: ${history.campaigns_total} campaign(s), ${history.rows} event rows, rounds ${history.rounds_from} to ${history.rounds_to}; ${history.examples.length} example questions.`,
+                    : `History: ${history.campaigns_total} campaign(s), ${formatCount(history.rows)} event rows, rounds ${history.rounds_from} to ${history.rounds_to}; ${history.examples.length} example questions.`,
                 ]),
           ];
           const empty = history?.exports === 0;
