@@ -42,6 +42,7 @@ async function within(work: Promise<void>, ms: number, call: ToolCall): Promise<
     timer = setTimeout(() => resolve(false), ms);
     onAbort = () => resolve(false);
     call.signal.addEventListener("abort", onAbort, { once: true });
+    if (call.signal.aborted) resolve(false);
   });
   try {
     return await Promise.race([work.then(() => true as const), stopped]);
