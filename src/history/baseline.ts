@@ -44,13 +44,22 @@ export interface RateCounts {
   send_group_conversions: number;
 }
 
+/** A campaign's rates, rounded to 6 decimals as the summary's. */
 export function campaignRates(c: RateCounts): CampaignRates {
+  const exact = exactRates(c);
+  return Object.fromEntries(
+    BASELINE_RATES.map((rate) => [rate, round6(exact[rate])]),
+  ) as CampaignRates;
+}
+
+/** Unrounded: the quantiles are taken over these, and only they are rounded. */
+function exactRates(c: RateCounts): CampaignRates {
   return {
-    delivery: round6(ratio(c.received, c.received + c.failed)),
-    open: round6(ratio(c.opens, c.received)),
-    click: round6(ratio(c.clicks, c.received)),
-    conversion: round6(ratio(c.send_group_conversions, c.opens)),
-    failure: round6(ratio(c.failed, c.sent)),
+    delivery: ratio(c.received, c.received + c.failed),
+    open: ratio(c.opens, c.received),
+    click: ratio(c.clicks, c.received),
+    conversion: ratio(c.send_group_conversions, c.opens),
+    failure: ratio(c.failed, c.sent),
   };
 }
 
@@ -127,7 +136,7 @@ export async function campaignBaseline(
       withDeadline(opened, session, async () => {
         const reader = await opened.connection.runAndReadAll(ratesSql(chosen));
         return reader.getRows().map((row) =>
-          campaignRates({
+          exactRates({
             sent: count(row[1]),
             received: count(row[2]),
             failed: count(row[3]),

@@ -12,6 +12,10 @@ import { dataWords, englishWords } from "../../report/visible-text.js";
 /** Code names and units the Korean text may hold as they are. */
 const CODE_NAMES = [
   "campaign_metrics",
+  "start_export",
+  "summarize_export",
+  "task_from",
+  "task_to",
   "error_code",
   "conversion_event_type",
   "conversion-event-type",
