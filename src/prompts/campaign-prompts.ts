@@ -3,7 +3,7 @@ import type { MetricsCampaign } from "../api/schemas.js";
 import { callHint } from "../format.js";
 import type { ToolRuntime } from "../mcp/tool.js";
 import { campaignExportSteps, JOB_ID, summarizeStep } from "./campaign-export-steps.js";
-import { planCampaignExport } from "./export-plan.js";
+import { type CampaignExportPlan, planCampaignExport } from "./export-plan.js";
 import type { RecentCampaignsLookup } from "./recent-campaigns.js";
 
 /** How long prompts/get waits for the service's rounds before writing the fallback steps. */
@@ -33,7 +33,22 @@ async function opening(
   const zone = runtime.config.timeZone;
   const plan = planCampaignExport({ campaignId, recent: known, now, zone, from, to });
   const campaign = known?.campaigns.find((c) => c._id === campaignId);
-  return { campaign, ...campaignExportSteps(plan, campaignId, now, zone) };
+  return { campaign, span: exportSpan(plan), ...campaignExportSteps(plan, campaignId, now, zone) };
+}
+
+/** The first and last day the plan exports, when it names both. */
+function exportSpan(plan: CampaignExportPlan): { from: string; to: string } | undefined {
+  if (plan.kind === "export") {
+    const first = plan.ranges[0];
+    const last = plan.ranges.at(-1);
+    return first === undefined || last === undefined
+      ? undefined
+      : { from: first.from, to: last.to };
+  }
+  if (plan.kind === "as_given" && plan.from !== undefined && plan.to !== undefined) {
+    return { from: plan.from, to: plan.to };
+  }
+  return undefined;
 }
 
 function named(id: string, campaign: MetricsCampaign | undefined): string {
@@ -104,6 +119,40 @@ export async function deliveryFailuresText(
       ];
   return [
     `Investigate delivery failures of ${named(args.campaign_id, o.campaign)}, ${o.period}.`,
+    ...o.notes,
+    ...numbered(steps),
+  ].join("\n");
+}
+
+export async function campaignVsHistoryText(
+  runtime: ToolRuntime,
+  recent: RecentCampaignsLookup,
+  args: CampaignPromptArgs,
+): Promise<string> {
+  const o = await opening(runtime, recent, args);
+  const trend =
+    o.span === undefined
+      ? []
+      : [
+          `${callHint("campaign_metrics", { campaign_ids: [args.campaign_id], task_from: o.span.from, task_to: o.span.to, compare_to: "previous_period" })} for its change against the period of the same length just before (comparison.change).`,
+        ];
+  const steps = o.exports
+    ? [
+        ...o.steps,
+        summarizeStep(
+          {},
+          "read its baseline: each rate (delivery, open, click, conversion, failure) against the median and p25-p75 of the last campaigns of its channel in the history, and the flag where it lies outside 1.5 IQR. With several jobs, use the baseline of the largest.",
+        ),
+        "If the summary says instead that the history holds too few campaigns of its channel, run the campaign_metrics call it names, export campaigns of that channel from its result with start_export (each downloaded file joins the history), and summarize this campaign again.",
+        ...trend,
+        "Answer: per rate, the campaign's value against its channel's median and quartiles (name the channel, how many campaigns and their dates), the rates flagged above or below, what may explain them, and the change against the period before where asked.",
+      ]
+    : [
+        ...o.steps,
+        "Answer with the live figures per round, say that the comparison with the channel's history needs the export, and when it can be asked for.",
+      ];
+  return [
+    `Compare ${named(args.campaign_id, o.campaign)}, ${o.period}, with the team's own history of campaigns on the same channel.`,
     ...o.notes,
     ...numbered(steps),
   ].join("\n");

@@ -1,7 +1,11 @@
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ToolRuntime } from "../mcp/tool.js";
-import { abTestReadoutText, deliveryFailuresText } from "./campaign-prompts.js";
+import {
+  abTestReadoutText,
+  campaignVsHistoryText,
+  deliveryFailuresText,
+} from "./campaign-prompts.js";
 import { knownIds } from "./known-ids.js";
 import { recentCampaignsLookup } from "./recent-campaigns.js";
 import { scenarioHealthText, weeklyReportText } from "./report-prompts.js";
@@ -92,6 +96,22 @@ export function registerPrompts(server: McpServer, runtime: ToolRuntime): void {
     },
     async ({ campaign_id, from, to }) =>
       ask(await deliveryFailuresText(runtime, recent, { campaign_id, from, to })),
+  );
+
+  server.registerPrompt(
+    "campaign_vs_history",
+    {
+      title: "Campaign against its channel's history",
+      description:
+        "Whether a campaign's rates are usual for its channel: against the team's last campaigns there.",
+      argsSchema: z.object({
+        campaign_id: campaignId,
+        from: date(`first day; default: ${CAMPAIGN_DEFAULT}`),
+        to: date("last day"),
+      }),
+    },
+    async ({ campaign_id, from, to }) =>
+      ask(await campaignVsHistoryText(runtime, recent, { campaign_id, from, to })),
   );
 
   server.registerPrompt(

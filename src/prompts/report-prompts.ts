@@ -5,7 +5,10 @@ import type { ToolRuntime } from "../mcp/tool.js";
 import { addDays, lastWeekMonday, today } from "./calendar.js";
 import { summarizeStep } from "./campaign-export-steps.js";
 
-/** The weekly report: metrics of a week (KST, as the metrics endpoint reads dates) and the week before. */
+/**
+ * The weekly report: metrics of a week (KST, as the metrics endpoint reads dates) compared with
+ * the week before in the same call (compare_to).
+ */
 export function weeklyReportText(
   runtime: ToolRuntime,
   args: { week_start?: string | undefined; tag?: string | undefined },
@@ -18,22 +21,16 @@ export function weeklyReportText(
     task_to: end,
     sort_by: "revenue",
     top_n: 10,
-    ...filter,
-  });
-  const before = callHint("campaign_metrics", {
-    task_from: addDays(start, -7),
-    task_to: addDays(start, -1),
-    sort_by: "revenue",
-    top_n: 10,
+    compare_to: "previous_period",
     ...filter,
   });
   const which = args.week_start === undefined ? "last week (Monday to Sunday)" : "the 7 days";
   return [
     `Write a weekly campaign report for ${which} from ${start} to ${end} (inclusive, KST)${args.tag === undefined ? "" : ` for campaigns tagged ${JSON.stringify(args.tag)}`}.`,
-    `1. ${week} for that week; then ${before} for the week before, to compare.`,
-    "2. Export the top campaign of that week: run the start_export call(s) the first campaign_metrics result names in next_calls (one per range when the campaign is too large for one job); for each, if its result is not done, run the call its next_step names (check_export) until the file is downloaded.",
-    `3. ${summarizeStep({}, "take its funnel per round and group.")}`,
-    "4. Report: a table of the top campaigns (sent, received, open rate, purchases, revenue with its currency), totals against the week before (change in %), the top campaign's funnel per round and group, and three findings with the numbers behind them.",
+    `1. ${week}: that week, and in \`comparison\` the 7 days before (${addDays(start, -7)} to ${addDays(start, -1)}) with the change of every sum and rate.`,
+    "2. Export the top campaign of that week: run the start_export call(s) the campaign_metrics result names in next_calls (one per range when the campaign is too large for one job); for each, if its result is not done, run the call its next_step names (check_export) until the file is downloaded.",
+    `3. ${summarizeStep({}, "take its funnel per round and group, and its baseline against the channel's last campaigns where the summary gives one.")}`,
+    "4. Report: a table of the top campaigns (sent, received, open rate, purchases, revenue with its currency, and each campaign's change where it ran the week before too), totals against the week before from comparison.change (change in %, with its sign), the top campaign's funnel per round and group, and three findings with the numbers behind them.",
     "Keep money per currency (never add KRW and USD), and say which figures are computed from sums.",
   ].join("\n");
 }

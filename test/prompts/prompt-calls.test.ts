@@ -133,6 +133,35 @@ describe.each(["ab_test_readout", "delivery_failure_investigation"])("%s", (prom
   });
 });
 
+describe("campaign_vs_history", () => {
+  // One campaign of each role the prompt can meet (its plans: export, live metrics), with and
+  // without dates: the calls are those of the other campaign prompts, plus the comparison.
+  const roles = [...new Set(exportable.map((c) => c.role))];
+  const cases = roles.flatMap((role) => {
+    const c = exportable.find((x) => x.role === role) as SandboxCampaign;
+    return [
+      { id: c._id, role, dates: undefined },
+      { id: c._id, role, dates: givenDates(c) },
+    ];
+  });
+
+  it.each(cases)("$id ($role), dates $dates: every call it names runs", async (c) => {
+    const text = await promptText("campaign_vs_history", { campaign_id: c.id, ...c.dates });
+    const log = await runPrompt(text);
+    const exports = ran(log, "start_export").length;
+    expect(exports > 0 ? "export" : "live metrics").toBe(
+      c.role === "not_ready" ? "live metrics" : "export",
+    );
+    expect(ran(log, "summarize_export")).toHaveLength(exports);
+    const compared = ran(log, "campaign_metrics").filter(
+      (r) => r.call.arguments.compare_to === "previous_period",
+    );
+    expect(compared.map((r) => r.result.structured.comparison !== undefined)).toEqual(
+      exports > 0 ? [true] : [],
+    );
+  });
+});
+
 describe("campaign prompts with dates", () => {
   it("name the given dates in the export call", async () => {
     const campaign = exportable.find((c) => c.role === "normal") as SandboxCampaign;
@@ -188,10 +217,26 @@ describe("scenario_health_check", () => {
 });
 
 describe("weekly_campaign_report", () => {
-  it("a given week: both metrics calls, the top campaign's export and its summary run", async () => {
+  it("a given week: one metrics call with the week before, the top campaign's export and its summary run", async () => {
     const text = await promptText("weekly_campaign_report", { week_start: "2026-10-05" });
     const log = await runPrompt(text);
-    expect(ran(log, "campaign_metrics")).toHaveLength(2);
+    const metrics = ran(log, "campaign_metrics");
+    expect(metrics.map((r) => r.call.arguments)).toEqual([
+      {
+        task_from: "2026-10-05",
+        task_to: "2026-10-11",
+        sort_by: "revenue",
+        top_n: 10,
+        compare_to: "previous_period",
+      },
+    ]);
+    // The 7 days before, KST, end exclusive.
+    expect(metrics[0]?.result.structured.comparison).toMatchObject({
+      compare_to: "previous_period",
+      task_from: expect.stringMatching(/^2026-09-28T00:00:00/),
+      task_to: expect.stringMatching(/^2026-10-05T00:00:00/),
+      change: { sent_count: { current: expect.any(Number) } },
+    });
     expect(ran(log, "start_export").length).toBeGreaterThan(0);
     expect(ran(log, "summarize_export").length).toBe(ran(log, "start_export").length);
   });
@@ -260,11 +305,7 @@ describe("the campaign too large to export whole here", () => {
 
   it("the weekly report of last week, whose top campaign it is: its export is accepted", async () => {
     const calls = namedCalls(await text("weekly_campaign_report", {}));
-    expect(calls.map((c) => c.tool)).toEqual([
-      "campaign_metrics",
-      "campaign_metrics",
-      "summarize_export",
-    ]);
+    expect(calls.map((c) => c.tool)).toEqual(["campaign_metrics", "summarize_export"]);
     const week = await hb.call("campaign_metrics", calls[0]?.arguments ?? {});
     expect(week.isError, week.text).toBeFalsy();
     const exports = nextCallsOf(week).filter((c) => c.tool === "start_export");

@@ -14,6 +14,7 @@ const PROMPTS = [
   "weekly_campaign_report",
   "ab_test_readout",
   "delivery_failure_investigation",
+  "campaign_vs_history",
   "scenario_health_check",
 ];
 
