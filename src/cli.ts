@@ -29,6 +29,13 @@ async function main(): Promise<number> {
       const { runQueryCommand } = await import("./query/cli.js");
       return runQueryCommand(args, { openHistory: configuredHistory });
     }
+    case "sync": {
+      const { runSyncCommand } = await import("./sync/cli.js");
+      const code = await runSyncCommand(args);
+      // The runtime is closed by now; a stray handle must not keep a finished run alive.
+      setTimeout(() => process.exit(code), 2000).unref();
+      return code;
+    }
     case "serve": {
       const { runServeCommand } = await import("./http/cli.js");
       const code = await runServeCommand(args);
@@ -92,6 +99,9 @@ const USAGE = `Usage:
                                         the MCP server over Streamable HTTP at /mcp for a team
                                         (CRM_HTTP_TOKENS or CRM_OAUTH_ISSUER, CRM_DATABASE_URL;
                                         see docs/team-mode.md)
+  crm-insights-mcp sync [--since 30d|DATE] [--until DATE] [--campaign ID]... [--json]
+                                        bring the history up to date: exports only for the
+                                        rounds it lacks, within the export budget (docs/sync.md)
   crm-insights-mcp report FILE --out PATH.html [--lang ko|en] [--conversion-event-type T]
                                         self-contained HTML report with charts of an export, in
                                         Korean or English: by default Korean when CRM_TIME_ZONE

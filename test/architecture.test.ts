@@ -116,6 +116,7 @@ const ALLOWED: Record<string, string[]> = {
   http: ["(entry)", "mcp", "ledger", "files", "file-io", "api"],
   doctor: ["sandbox", "ledger", "files", "api"],
   install: ["file-io"],
+  sync: ["(entry)", "exports", "history", "ledger", "prompts", "api"],
   audit: ["ledger", "files"],
   tools: [
     "exports",
