@@ -73,7 +73,7 @@ export async function runSyncCommand(args: readonly string[]): Promise<number> {
     parsed = parseSyncArgs(args);
     config = loadConfig(process.env);
   } catch (error) {
-    if (error instanceof SyncUsageError) return fail(`${error.message}\n${SYNC_USAGE.trimEnd()}`);
+    if (error instanceof SyncUsageError) return fail(error.message);
     if (error instanceof ConfigError) return fail(error.message);
     throw error;
   }
