@@ -1,16 +1,15 @@
 import { DateTime } from "luxon";
-import { resolveExportRange } from "../api/dates.js";
 import { LimitExceededError, RateLimitedError, ResourceNotReadyError } from "../api/errors.js";
 import type { ExportJob } from "../api/schemas.js";
 import { ExportBudgetError, ExportCallError, type ExportContext } from "../exports/errors.js";
-import type { ExportCall, ExportRuntime } from "../exports/export-call.js";
+import type { ExportRuntime } from "../exports/export-call.js";
 import { followJob } from "../exports/export-flow.js";
-import { type FoundJob, findOrCreateJob, type WantedExport } from "../exports/find-or-create.js";
+import { type FoundJob, findOrCreateJob } from "../exports/find-or-create.js";
 import { MAX_WAIT_SECONDS } from "../exports/wait-seconds.js";
 import type { CampaignExportRecord, History, KeptRound } from "../history/index.js";
-import { requestKey } from "../ledger/request-key.js";
 import { sleep } from "../sleep.js";
 import { campaignsInWindow, type WindowCampaign } from "./campaigns.js";
+import { exportCall, wantedExport } from "./export-request.js";
 import {
   type CampaignPlan,
   type HeldExport,
@@ -332,42 +331,6 @@ async function waitForSlot(context: SyncContext, nextSlotAt: number): Promise<nu
 
 async function isHeld(history: History, jobId: string): Promise<boolean> {
   return (await history.catalogue()).exports.some((e) => e.job_id === jobId);
-}
-
-function wantedExport(item: ExportItem, zone: string, now: number): WantedExport {
-  const range = resolveExportRange({ from: item.from, to: item.to }, zone);
-  const target = {
-    type: "campaign_event_data" as const,
-    targetId: item.campaign.id,
-    fromDate: range.fromDate,
-    toDate: range.toDate,
-  };
-  return {
-    request: {
-      type: "campaign_event_data",
-      campaign_id: item.campaign.id,
-      ...(range.from === undefined ? {} : { from: range.from }),
-      ...(range.to === undefined ? {} : { to: range.to }),
-    },
-    key: requestKey(target),
-    rangeEndsAt: DateTime.fromISO(item.to, { zone }).plus({ days: 1 }).startOf("day").toMillis(),
-    context: {
-      ...target,
-      today: DateTime.fromMillis(now, { zone }).toISODate() ?? undefined,
-    },
-  };
-}
-
-function exportCall(context: SyncContext, item: ExportItem): ExportCall {
-  return {
-    signal: context.signal,
-    principal: context.principal,
-    async progress(value, message, total) {
-      const fraction =
-        value !== undefined && total !== undefined && total > 0 ? value / total : undefined;
-      context.progress.step(item, message.replace(/^.*?export job [0-9a-z]+: /i, ""), fraction);
-    },
-  };
 }
 
 function roundKey(round: KeptRound): string {
