@@ -116,7 +116,7 @@ const ALLOWED: Record<string, string[]> = {
   http: ["(entry)", "mcp", "ledger", "files", "file-io", "api"],
   doctor: ["sandbox", "ledger", "files", "api"],
   install: ["file-io"],
-  sync: ["(entry)", "exports", "history", "ledger", "prompts", "api"],
+  sync: ["(entry)", "exports", "history", "ledger", "api"],
   audit: ["ledger", "files"],
   tools: [
     "exports",

@@ -17,7 +17,7 @@ export interface WindowRound {
   date: string;
   /** Epoch ms of its conversion deadline: before it, no export holds the round. */
   deadline: number;
-  /** Epoch ms by which its aggregation is expected to have finished (round-readiness.ts). */
+  /** Epoch ms by which its aggregation is expected to have finished (api/round-readiness.ts). */
   expected: number;
   sends: number;
   /** Rounds of the file it makes: one per A/B group (an estimate on the safe side). */
