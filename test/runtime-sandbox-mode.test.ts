@@ -7,6 +7,7 @@ import type { ToolCall, ToolRuntime } from "../src/mcp/tool.js";
 import { createRuntime } from "../src/runtime.js";
 import { startSandbox } from "../src/sandbox/index.js";
 import startExport from "../src/tools/start-export.js";
+import { must } from "./helpers/must.js";
 
 const call: ToolCall = { signal: new AbortController().signal, progress: async () => {} };
 // Months before the real date: URLs the sandbox issues "expire" in 2026-06 by the real clock.
@@ -20,7 +21,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "sandbox-mode-"));
   // Same seed and date give the same world as the embedded sandbox; read an ID from it.
   const probe = await startSandbox({ now: PAST, jobSeconds: 0 });
-  scenarioId = probe.world.scenarios[0]?._id ?? "";
+  scenarioId = must(probe.world.scenarios[0], "scenario")._id;
   await probe.close();
   runtime = createRuntime(
     loadConfig({

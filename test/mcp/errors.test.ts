@@ -2,6 +2,7 @@ import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { type Harness, SANDBOX_NOW, sandboxClock, startHarness } from "../helpers/tool-harness.js";
 
 let h: Harness;
@@ -19,7 +20,11 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const byRole = (role: string) => sandbox.world.campaigns.find((c) => c.role === role)?._id ?? "";
+const byRole = (role: string) =>
+  must(
+    sandbox.world.campaigns.find((c) => c.role === role),
+    `campaign of role ${role}`,
+  )._id;
 
 describe("API error paths become isError results with the next step", () => {
   it("LimitExceeded says to narrow the period and split", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { namedCalls } from "./named-calls.js";
 
@@ -61,7 +62,7 @@ describe("prompts", () => {
       action: { type: "status", status: 500 },
       times: 3,
     });
-    const campaign = h.sandbox.campaign_ids[0] ?? "";
+    const campaign = must(h.sandbox.campaign_ids[0], "campaign");
     const fresh = await h.restart();
     const get = async (args: Record<string, string>) => {
       const r = await fresh.getPrompt({ name: "delivery_failure_investigation", arguments: args });
@@ -127,7 +128,7 @@ describe("argument completion", () => {
     });
     // campaign_metrics' default window is 30 days, completion looks 180 days back.
     for (const id of ids) expect(all.completion.values).toContain(id);
-    const first = ids[0] ?? "";
+    const first = must(ids[0], "campaign in campaign_metrics");
     const typed = first.slice(0, first.length - 1);
     const some = await h.client.complete({
       ref: { type: "ref/prompt", name: "delivery_failure_investigation" },
@@ -138,7 +139,7 @@ describe("argument completion", () => {
   });
 
   it("completes scenario IDs from the export ledger", async () => {
-    const scenario = h.sandbox.scenario_ids[0] ?? "";
+    const scenario = must(h.sandbox.scenario_ids[0], "scenario");
     const started = await h.call("start_export", {
       type: "scenario_daily_metrics",
       scenario_id: scenario,

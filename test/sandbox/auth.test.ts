@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { client, sandboxForFile } from "./support.js";
 
 // Spec 5 (authentication) with the statuses of 7.1 and 7.2.
 const sandbox = await sandboxForFile({ secretKey: "sbx_sk_pinned_canary_0001" });
 const api = client(sandbox);
 const activeSlot = sandbox.world.slots.find((s) => s.state === "active" && s.warmupMs === 0);
-const campaignId = sandbox.world.campaigns.find((c) => c.role === "normal")?._id ?? "";
+const campaignId = must(
+  sandbox.world.campaigns.find((c) => c.role === "normal"),
+  "normal campaign",
+)._id;
 const METRICS = { task_from: "2024-06-01", task_to: "2024-06-10" };
 
 describe("keys", () => {
@@ -18,7 +22,7 @@ describe("keys", () => {
 });
 
 describe("recommend (401 on a bad key)", () => {
-  const slot = activeSlot?.key ?? "";
+  const slot = must(activeSlot, "active slot without warm-up").key;
   it("accepts the recommend key as the whole header value", async () => {
     expect((await api.recommend(slot, {})).status).toBe(200);
   });

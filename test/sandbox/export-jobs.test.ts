@@ -8,6 +8,7 @@ import { createUrlSigner } from "../../src/sandbox/download-urls.js";
 import { createExportJobs } from "../../src/sandbox/export-jobs.js";
 import { formatKstDate } from "../../src/sandbox/world/time.js";
 import type { World } from "../../src/sandbox/world/types.js";
+import { must } from "../helpers/must.js";
 import { client, manualClock, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Spec 2.3, 3.1, 4.2, 4.3, 7.2 and the create-rate and size limits of 8.
@@ -16,11 +17,18 @@ const clock = manualClock();
 const sandbox = await sandboxForFile({ clock: clock.read, jobSeconds: 10 });
 const api = client(sandbox, clock);
 const world = sandbox.world;
-const byRole = (role: string) => world.campaigns.find((c) => c.role === role);
-const normal = world.campaigns.find(
-  (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated) && c.tasks.length >= 3,
+const byRole = (role: string) =>
+  must(
+    world.campaigns.find((c) => c.role === role),
+    `campaign of role ${role}`,
+  );
+const normal = must(
+  world.campaigns.find(
+    (c) => c.role === "normal" && c.tasks.some((t) => t.aggregated) && c.tasks.length >= 3,
+  ),
+  "normal campaign with three rounds, one aggregated",
 );
-const scenarioId = sandbox.scenario_ids[0] ?? "";
+const scenarioId = must(sandbox.scenario_ids[0], "scenario");
 
 /** One create per simulated minute keeps the suite under the 10-per-10-minutes limit. */
 async function create(body: unknown) {
@@ -31,13 +39,13 @@ async function create(body: unknown) {
 
 describe("create and get (lifecycle paced by jobSeconds)", () => {
   it("goes triggered -> processing -> completed with the file fields only when completed", async () => {
-    const created = await create({ type: "campaign_event_data", campaign_id: normal?._id });
+    const created = await create({ type: "campaign_event_data", campaign_id: normal._id });
     expect(created.status).toBe(200);
     const job = created.body;
     expect(job.status).toBe("triggered");
     expect(job.type).toBe("campaign_event_data");
     expect(job.application_id).toBe(sandbox.application_id);
-    expect(job.campaign_id).toBe(normal?._id);
+    expect(job.campaign_id).toBe(normal._id);
     // Omitted from and to stay omitted for campaign jobs.
     expect("from" in job).toBe(false);
     expect("to" in job).toBe(false);
@@ -46,7 +54,7 @@ describe("create and get (lifecycle paced by jobSeconds)", () => {
     expect(job.download_url).toBeUndefined();
 
     // create() advanced the clock 61 s past creation; start a fresh job to observe the phases.
-    const second = await api.createJob({ type: "campaign_event_data", campaign_id: normal?._id });
+    const second = await api.createJob({ type: "campaign_event_data", campaign_id: normal._id });
     const id = String(second.body._id);
     clock.advance(2_000);
     expect((await api.getJob(id)).body.status).toBe("triggered");
@@ -70,7 +78,7 @@ describe("create and get (lifecycle paced by jobSeconds)", () => {
 
   it("ends failed for the failing_export campaign", async () => {
     const failing = byRole("failing_export");
-    const created = await create({ type: "campaign_event_data", campaign_id: failing?._id });
+    const created = await create({ type: "campaign_event_data", campaign_id: failing._id });
     expect(created.status).toBe(200);
     const job = (await api.getJob(String(created.body._id))).body;
     expect(job.status).toBe("failed");
@@ -104,7 +112,7 @@ describe("create and get (lifecycle paced by jobSeconds)", () => {
   });
 
   it("returns an offset-less date-time read in KST as UTC, and a Z instant unchanged", async () => {
-    const campaign = normal as NonNullable<typeof normal>;
+    const campaign = normal;
     const created = await create({
       type: "campaign_event_data",
       campaign_id: campaign._id,
@@ -164,27 +172,29 @@ describe("400 errors of 7.2", () => {
   });
   it("answers ResourceNotReady when no round in range has finished aggregating", async () => {
     const notReady = byRole("not_ready");
-    expect(notReady?.tasks.every((t) => !t.aggregated)).toBe(true);
-    const res = await api.createJob({ type: "campaign_event_data", campaign_id: notReady?._id });
+    expect(notReady.tasks.every((t) => !t.aggregated)).toBe(true);
+    const res = await api.createJob({ type: "campaign_event_data", campaign_id: notReady._id });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("ResourceNotReady");
   });
   it("answers LimitExceeded over 2,000,000 sends and over 120 rounds", async () => {
     for (const role of ["huge_sends", "many_rounds"]) {
       const campaign = byRole(role);
-      const aggregated = campaign?.tasks.filter((t) => t.aggregated) ?? [];
+      const aggregated = campaign.tasks.filter((t) => t.aggregated);
       const sendRounds = aggregated.flatMap((t) => t.rounds.filter((r) => !r.isControl));
       const sends = sendRounds.reduce((sum, r) => sum + r.records, 0);
       expect(sends > 2_000_000 || sendRounds.length > 120).toBe(true);
-      const res = await api.createJob({ type: "campaign_event_data", campaign_id: campaign?._id });
+      const res = await api.createJob({ type: "campaign_event_data", campaign_id: campaign._id });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe("LimitExceeded");
     }
   });
   it("accepts a narrowed range of the huge campaign (no rows generated at create)", async () => {
     const huge = byRole("huge_sends");
-    const task = huge?.tasks.find((t) => t.aggregated);
-    if (huge === undefined || task === undefined) throw new Error("no huge round");
+    const task = must(
+      huge.tasks.find((t) => t.aggregated),
+      "aggregated round of the huge campaign",
+    );
     const day = formatKstDate(task.scheduled_at);
     // The create handler itself, on a world that counts the rows it hands out: the reply must
     // be built from round metadata only, leaving the rows to the background writer.
@@ -233,7 +243,7 @@ describe("429 after 10 creations in 10 minutes", () => {
     const own = manualClock();
     const fresh = await sandboxForTest({ clock: own.read, jobSeconds: 0 });
     const freshApi = client(fresh);
-    const body = { type: "campaign_event_data", campaign_id: normal?._id };
+    const body = { type: "campaign_event_data", campaign_id: normal._id };
     for (let i = 0; i < 10; i += 1) {
       expect((await freshApi.createJob(body)).status).toBe(200);
       own.advance(10_000);
