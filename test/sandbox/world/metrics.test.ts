@@ -229,10 +229,16 @@ describe("conversion.condition (spec 2.6: structure not shown)", () => {
         const properties = JSON.parse(row.event_properties) as Record<string, unknown>;
         for (const filter of condition.filters) {
           const value = properties[filter.key];
-          if (filter.operator === "greater_than")
-            expect(Number(value)).toBeGreaterThan(Number(filter.value));
-          else if (filter.operator === "in") expect(filter.values).toContain(value);
-          else throw new Error(`unexpected operator ${filter.operator}`);
+          switch (filter.operator) {
+            case "greater_than":
+              expect(Number(value)).toBeGreaterThan(Number(filter.value));
+              break;
+            case "in":
+              expect(filter.values).toContain(value);
+              break;
+            default:
+              throw new Error(`unexpected operator ${filter.operator}`);
+          }
         }
       }
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createBehaviour } from "../../../src/sandbox/world/behaviour.js";
 import { createWorld } from "../../../src/sandbox/world/index.js";
 import type { Product, RecommendOutcome, SandboxSlot } from "../../../src/sandbox/world/types.js";
+import { must } from "../../helpers/must.js";
 import { NOW, SEED, world } from "./fixtures.js";
 
 const w = world();
@@ -51,10 +52,11 @@ describe("recommend (spec 2.1, 4.1, 7.1)", () => {
   it("ranks popular products by recency-weighted purchases, ties by id", () => {
     const all = ok(w.recommend(popular.key, { limit: 1000 }, 0)).item_ids;
     expect(all).toHaveLength(w.products.length);
-    const index = (id: string) => Number(id.slice(2)) - 1;
+    const popularity = (id: string) =>
+      must(behaviour.popularity[Number(id.slice(2)) - 1], `popularity of ${id}`);
     for (let k = 1; k < all.length; k++) {
-      const a = behaviour.popularity[index(all[k - 1] as string)] ?? 0;
-      const b = behaviour.popularity[index(all[k] as string)] ?? 0;
+      const a = popularity(all[k - 1] as string);
+      const b = popularity(all[k] as string);
       expect(a > b || (a === b && (all[k - 1] as string) < (all[k] as string))).toBe(true);
     }
     expect(ok(w.recommend(popular.key, {}, 0)).item_ids).toEqual(all.slice(0, 10));
@@ -90,7 +92,10 @@ describe("recommend (spec 2.1, 4.1, 7.1)", () => {
     const r = ok(w.recommend(coViewed.key, { item_ids: [reference], limit: 1000 }, 0));
     const count = w.products.length;
     const expected = w.products
-      .map((p, i) => ({ id: p.id, score: behaviour.coViews[10 * count + i] ?? 0 }))
+      .map((p, i) => ({
+        id: p.id,
+        score: must(behaviour.coViews[10 * count + i], `co-views of ${p.id}`),
+      }))
       .filter((e) => e.score > 0 && e.id !== reference)
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
       .map((e) => e.id);

@@ -4,6 +4,7 @@ import type {
   SandboxCampaign,
   SandboxTask,
 } from "../../../src/sandbox/world/types.js";
+import { must } from "../../helpers/must.js";
 import { campaignWithRole, NOW, OPEN_EVENTS, world } from "./fixtures.js";
 
 const SEND_TYPES = new Set([
@@ -105,8 +106,11 @@ describe("round rows (spec 2.4)", () => {
     const campaign = campaignWithRole(w, "many_rounds");
     const task = campaign.tasks[5] as SandboxTask;
     const [a, b] = task.rounds.map((round) => new Set([...w.roundRows(task, round)].map(userKey)));
-    expect(a?.size).toBeGreaterThan(0);
-    expect([...(a ?? [])].filter((u) => b?.has(u))).toEqual([]);
+    const groupA = must(a, "first A/B group");
+    const groupB = must(b, "second A/B group");
+    expect(groupA.size).toBeGreaterThan(0);
+    expect(groupB.size).toBeGreaterThan(0);
+    expect([...groupA].filter((u) => groupB.has(u))).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SCENARIO_CHANNELS, SCENARIO_METRIC_COLUMNS } from "../../../src/api/schemas.js";
 import type { ScenarioMetrics } from "../../../src/sandbox/world/types.js";
+import { must } from "../../helpers/must.js";
 import { world } from "./fixtures.js";
 
 const w = world();
@@ -78,7 +79,7 @@ describe("scenarios (spec 2.5)", () => {
         }
       }
       // Some days of the period have no sends and are absent.
-      const period = report[0]?.days.length ?? 0;
+      const period = must(report[0], "node of the scenario report").days.length;
       expect(period).toBeLessThan(214);
     }
     expect(zeroNodes).toBeGreaterThanOrEqual(1);

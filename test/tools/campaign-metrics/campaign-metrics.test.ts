@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { must } from "../../helpers/must.js";
 import { type Harness, startHarness } from "../../helpers/tool-harness.js";
 
 let h: Harness;
@@ -94,7 +95,9 @@ describe("campaign_metrics", () => {
     }>;
     expect(campaigns.length).toBe(2);
     expect(campaigns.every((c) => c.schedule_type === "recurring")).toBe(true);
-    expect(campaigns[0]?.sent_count).toBeGreaterThanOrEqual(campaigns[1]?.sent_count ?? 0);
+    expect(must(campaigns[0], "first campaign").sent_count).toBeGreaterThanOrEqual(
+      must(campaigns[1], "second campaign").sent_count,
+    );
     const matched = r.structured.matched_campaigns as number;
     expect(r.structured.more_not_shown).toBe(matched - 2);
     // On the footnote's line, after one space.
@@ -151,15 +154,17 @@ describe("campaign_metrics", () => {
     }>;
     let differs = false;
     for (const got of campaigns) {
-      const c = world.campaign(got._id);
-      const tasks = c?.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to) ?? [];
+      const c = must(world.campaign(got._id), `campaign ${got._id} in the sandbox world`);
+      const tasks = c.tasks.filter((t) => t.scheduled_at >= from && t.scheduled_at < to);
       const m = tasks.map((t) => world.taskMetrics(t));
       const byOpen = m.reduce((a, x) => a + x.purchase_count_by_open, 0);
       const opens = m.reduce((a, x) => a + x.open_count, 0);
       const all = m.reduce((a, x) => a + x.purchase_count, 0);
       expect(got.purchase_count_by_open).toBe(byOpen);
-      if (opens === 0) expect(got.computed_conversion_rate).toBeNull();
-      else expect(got.computed_conversion_rate).toBeCloseTo(byOpen / opens, 4);
+      // With no opens the rate is null, not 0 or NaN.
+      expect(got.computed_conversion_rate, got._id).toEqual(
+        opens === 0 ? null : expect.closeTo(byOpen / opens, 4),
+      );
       if (all !== byOpen) differs = true;
       expect(got.channels).toEqual([...new Set(m.map((x) => x.channel))].sort());
     }
@@ -179,7 +184,10 @@ describe("campaign_metrics", () => {
       task_to: "2026-11-21",
       campaign_ids: [huge._id],
     });
-    const sent = (r.structured.campaigns as Array<{ sent_count: number }>)[0]?.sent_count ?? 0;
+    const sent = must(
+      (r.structured.campaigns as Array<{ sent_count: number }>)[0],
+      "campaign in the result",
+    ).sent_count;
     expect(sent).toBeGreaterThan(2_000_000);
     // next_calls is the data form of next_step: the same calls, in order, as {tool, arguments}.
     const nextCalls = r.structured.next_calls as Array<{
@@ -242,7 +250,7 @@ describe("campaign_metrics", () => {
           .map((t) => t.scheduled_at),
       ),
     );
-    expect(Date.parse(tasks[0]?.scheduled_at ?? "")).toBe(newest);
+    expect(Date.parse(must(tasks[0], "first round").scheduled_at)).toBe(newest);
     expect(r.text).toContain(`${200 - 30} older rounds in structuredContent.tasks only`);
     expect(r.text).toContain(
       `${notReturned.toLocaleString("en-US")} older rounds not returned at all`,
