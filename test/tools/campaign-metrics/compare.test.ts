@@ -43,13 +43,12 @@ const SUM_KEYS = [
 function expectChange(got: Change, previous: number | null, current: number | null): void {
   expect(got.previous).toBe(previous);
   expect(got.current).toBe(current);
-  if (previous === null || current === null) {
-    expect(got.delta).toBeNull();
-  } else {
-    expect(got.delta).toBeCloseTo(current - previous, 6);
-  }
-  if (previous === null || current === null || previous === 0) expect(got.pct).toBeNull();
-  else expect(got.pct).toBeCloseTo(((current - previous) / previous) * 100, 1);
+  // No change without both values, and no percentage of a zero.
+  const delta = previous === null || current === null ? null : current - previous;
+  const pct =
+    delta === null || previous === null || previous === 0 ? null : (delta / previous) * 100;
+  expect(got.delta).toEqual(delta === null ? null : expect.closeTo(delta, 6));
+  expect(got.pct).toEqual(pct === null ? null : expect.closeTo(pct, 1));
 }
 
 function expectChanges(change: Record<string, unknown>, previous: Sums, current: Sums): void {

@@ -121,9 +121,9 @@ describe("summarize_export by job_id", () => {
     // Every round's row is in the detailed table (one "| task |" line per round).
     const tableLines = long.text.split("\n").filter((l) => /^\| [^|]+ \| \d{4}-\d\d-\d\d /.test(l));
     expect(tableLines).toHaveLength(rounds.length);
-    if (rounds.length > 8)
-      expect(short.text).toMatch(/_Not shown: [\d,]+ (round-and-group rows?|send rounds?)/);
-    else expect(short.text).toMatch(/_Nothing left out/);
+    // The export has more rounds than the short text shows.
+    expect(rounds.length).toBeGreaterThan(8);
+    expect(short.text).toMatch(/_Not shown: [\d,]+ (round-and-group rows?|send rounds?)/);
   });
 
   it("summarizes a scenario job's XLSX", async () => {
