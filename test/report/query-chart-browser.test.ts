@@ -136,8 +136,7 @@ describe("a query answer's page in Chromium", () => {
         if (shape === "line") {
           await page.screenshot({ path: join(ARTIFACTS, "query-chart-line.png"), fullPage: true });
         }
-        if (shape === "kpi") expect(view.kpis).toEqual(["rows", "users", "open_rate"]);
-        else expect(view.kpis, shape).toEqual([]);
+        expect(view.kpis, shape).toEqual(shape === "kpi" ? ["rows", "users", "open_rate"] : []);
         expect(errors, shape).toEqual([]);
         expect(requests, shape).toEqual([url]);
         await context.close();
