@@ -9,6 +9,7 @@ import {
   loadConfig,
   loadQuerySettings,
 } from "../src/config.js";
+import { must } from "./helpers/must.js";
 
 const HOME = "/home/tester";
 const load = (env: Record<string, string>) => loadConfig(env, { homeDir: HOME, platform: "linux" });
@@ -365,7 +366,10 @@ describe("CRM_READ_DIRS and CRM_READ_ROOTS", () => {
     const missing = join(dir, "never-made");
     const file = join(dir, "a-file.csv");
     const message = configError({ CRM_READ_DIRS: `${missing},,${file}` });
-    const line = message.split("\n").find((l) => l.includes("CRM_READ_DIRS:")) ?? "";
+    const line = must(
+      message.split("\n").find((l) => l.includes("CRM_READ_DIRS:")),
+      "CRM_READ_DIRS line",
+    );
     expect(line).toContain("it has an empty entry (two commas in a row, or one at an end)");
     expect(line).toContain(`${JSON.stringify(missing)} does not exist`);
     expect(line).toContain(`${JSON.stringify(file)} is not a folder`);

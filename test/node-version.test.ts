@@ -101,7 +101,7 @@ describe.skipIf(NODE20 === undefined)("on a real Node 20", () => {
   beforeAll(async () => {
     // A home of the test's own: should the refusal break, the server must not write to the real one.
     home = await mkdtemp(join(tmpdir(), "crm-node20-"));
-    env = { PATH: process.env.PATH ?? "", HOME: home, CRM_LOG_LEVEL: "info", ...childRunEnv() };
+    env = { PATH: process.env.PATH, HOME: home, CRM_LOG_LEVEL: "info", ...childRunEnv() };
     version = await new Promise<string>((resolve, reject) => {
       execFile(NODE20 as string, ["--version"], (error, stdout) =>
         error === null ? resolve(stdout.trim()) : reject(error),

@@ -3,6 +3,7 @@ import { DEFAULT_CALL_DEADLINE_MS } from "../../src/api/client.js";
 import { InvalidResponseError } from "../../src/api/errors.js";
 import { PACKAGE_VERSION } from "../../src/version.js";
 import { fixtureServerForFile, startFixtureServer } from "../helpers/fixture-server.js";
+import { must } from "../helpers/must.js";
 import {
   APP_ID,
   campaignJson,
@@ -40,7 +41,10 @@ describe("request shape", () => {
     expect(req?.headers["content-type"]).toBe("application/json");
     expect(req?.headers["user-agent"]).toBe(`crm-insights-mcp/${PACKAGE_VERSION}`);
     expect(PACKAGE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
-    expect(JSON.parse(req?.body ?? "")).toEqual({ platform_user_id: "u1", limit: 2 });
+    expect(JSON.parse(must(req, "recommend request").body)).toEqual({
+      platform_user_id: "u1",
+      limit: 2,
+    });
     await client.close();
   });
 
@@ -78,7 +82,7 @@ describe("request shape", () => {
     expect(create?.method).toBe("POST");
     expect(create?.path).toBe(`/prod/v2/applications/${encodedApp}/export-jobs`);
     expect(create?.headers.authorization).toBe(SECRET);
-    expect(JSON.parse(create?.body ?? "")).toEqual(body);
+    expect(JSON.parse(must(create, "create request").body)).toEqual(body);
     expect(get?.method).toBe("GET");
     expect(get?.path).toBe(`/prod/v2/applications/${encodedApp}/export-jobs/job%2F1`);
     expect(get?.headers.authorization).toBe(SECRET);

@@ -117,7 +117,7 @@ async function resultsIn(dir: string): Promise<Map<string, Check[]>> {
 function problems(checks: Check[], status: string): string[] {
   return checks
     .filter((c) => c.status === status)
-    .map((c) => `${c.id}: ${c.errorMessage ?? c.description ?? ""}`);
+    .map((c) => `${c.id}: ${c.errorMessage ?? c.description ?? "(no message)"}`);
 }
 
 describe("the official MCP conformance suite", () => {
@@ -195,7 +195,7 @@ describe("the official MCP conformance suite", () => {
     for (const index of entries) {
       // The nearest line above that is not another entry is its comment.
       let above = index - 1;
-      while (above >= 0 && /^\s+-\s/.test(lines[above] ?? "")) above -= 1;
+      while (above >= 0 && /^\s+-\s/.test(must(lines[above], "baseline line"))) above -= 1;
       expect({ entry: lines[index]?.trim(), reason: lines[above]?.trim() }).toEqual({
         entry: lines[index]?.trim(),
         reason: expect.stringMatching(/^#\s*\S/),

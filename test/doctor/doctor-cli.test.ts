@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 // The built bin, as a user runs it (npm test builds first).
@@ -30,7 +31,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<Outcome
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
       // Only what the test gives: no CRM_* of the machine running the tests leaks in.
       env: {
-        PATH: process.env.PATH ?? "",
+        PATH: process.env.PATH,
         HOME: process.env.HOME ?? "/tmp",
         ...childRunEnv(),
         ...env,
@@ -41,7 +42,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<Outcome
   } catch (error) {
     const e = error as { code?: unknown; stdout?: string; stderr?: string };
     if (typeof e.code !== "number") throw error;
-    return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+    return { code: e.code, stdout: must(e.stdout, "stdout"), stderr: must(e.stderr, "stderr") };
   }
 }
 
@@ -54,7 +55,7 @@ async function recordingProxy(
 ): Promise<{ server: Server; url: string; seen: string[] }> {
   const seen: string[] = [];
   const server = createServer(async (req, res) => {
-    seen.push(`${req.method} ${(req.url ?? "").split("?")[0]}`);
+    seen.push(`${req.method} ${must(req.url, "request URL").split("?")[0]}`);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
@@ -63,12 +64,13 @@ async function recordingProxy(
       if (typeof value === "string" && name !== "host" && name !== "connection")
         headers[name] = value;
     }
-    const answer = await fetch(`${target}${req.url ?? ""}`, {
+    const answer = await fetch(`${target}${must(req.url, "request URL")}`, {
       method: req.method ?? "GET",
       headers,
       ...(body.length > 0 ? { body } : {}),
     });
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
+    const type = answer.headers.get("content-type");
+    res.writeHead(answer.status, type === null ? {} : { "content-type": type });
     res.end(Buffer.from(await answer.arrayBuffer()));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

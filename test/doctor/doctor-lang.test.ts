@@ -77,7 +77,7 @@ function cli(args: string[], env: Record<string, string>) {
       [CLI, "doctor", ...args],
       {
         env: {
-          PATH: process.env.PATH ?? "",
+          PATH: process.env.PATH,
           HOME: process.env.HOME ?? "/tmp",
           ...childRunEnv(),
           ...env,

@@ -7,6 +7,7 @@ import { renderDoctor, runDoctor } from "../../src/doctor/doctor.js";
 import { doctorEn } from "../../src/doctor/messages-en.js";
 import { doctorKo } from "../../src/doctor/messages-ko.js";
 import { checkReadableFolders } from "../../src/doctor/readable-folders.js";
+import { must } from "../helpers/must.js";
 import { englishWords } from "../report/visible-text.js";
 
 /**
@@ -47,7 +48,10 @@ function words(paths: string[]): string[] {
 
 /** The line of the check named `name` in doctor's text. */
 function line(text: string, name: string): string {
-  return text.split("\n").find((l) => l.includes(`${name}: `)) ?? "";
+  return must(
+    text.split("\n").find((l) => l.includes(`${name}: `)),
+    `line ${name}`,
+  );
 }
 
 describe("doctor: readable folders", () => {

@@ -96,7 +96,7 @@ describe("a download slower than the call", () => {
       { name: "check_export", arguments: { job_id: id, wait_seconds: 0.8 } },
       {
         onprogress: (p: { progress: number; message?: string }) =>
-          progress.push({ progress: p.progress, message: p.message ?? "" }),
+          progress.push({ progress: p.progress, message: String(p.message) }),
       },
     );
     const r = toResult(raw);

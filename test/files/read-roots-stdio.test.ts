@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
+import { must } from "../helpers/must.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
@@ -54,7 +55,7 @@ async function start(env: Record<string, string>): Promise<Client> {
     command: process.execPath,
     args: [BIN],
     env: {
-      PATH: process.env.PATH ?? "",
+      PATH: must(process.env.PATH, "PATH"),
       HOME: process.env.HOME ?? "/tmp",
       ...childRunEnv(),
       CRM_DATA_DIR: dataDir,

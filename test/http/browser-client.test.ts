@@ -4,6 +4,7 @@ import { build } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningHttpServer } from "../../src/http/http-server.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { launchBrowser } from "../report/browser-support.js";
 import { type HttpUnderTest, httpUnderTest } from "./http-under-test.js";
@@ -73,7 +74,7 @@ beforeAll(async () => {
     write: false,
     logLevel: "silent",
   });
-  const script = bundled.outputFiles[0]?.text ?? "";
+  const script = must(bundled.outputFiles[0], "bundled script").text;
   pages = createServer((req, res) => {
     if (req.url === "/client.js") {
       res.writeHead(200, { "content-type": "text/javascript" }).end(script);

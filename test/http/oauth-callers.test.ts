@@ -14,6 +14,7 @@ import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
 import { SANDBOX_NOW, sandboxClock, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -207,7 +208,10 @@ describe("log lines", () => {
       setLogLevel(level);
       stderr.mockRestore();
     }
-    const line = written.split("\n").find((l) => l.includes('"token":"oauth:eve')) ?? "";
+    const line = must(
+      written.split("\n").find((l) => l.includes('"token":"oauth:eve')),
+      "audit line of eve",
+    );
     expect(line).toContain('"token":"oauth:eve\\x9b2J\\u202e\\r"');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be there
     expect(written.replaceAll("\n", "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);

@@ -19,6 +19,7 @@ import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import {
   CLIENT_SECRET,
   followAuthorization,
@@ -225,7 +226,7 @@ describe("access tokens from the provider", () => {
       try {
         const response = await post(initialize(), token);
         expect(response.status, name).toBe(401);
-        const challenge = response.headers.get("www-authenticate") ?? "";
+        const challenge = must(response.headers.get("www-authenticate"), "WWW-Authenticate");
         expect(challenge, name).toMatch(
           new RegExp(
             `^Bearer resource_metadata="${metadataUrl()}", scope="crm.read crm.export crm.query", error="invalid_token", error_description="[^"]+"$`,

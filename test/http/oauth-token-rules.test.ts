@@ -12,6 +12,7 @@ import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import {
   followAuthorization,
   startTestProvider,
@@ -106,13 +107,13 @@ async function status(
 ): Promise<{ status: number; reason: string }> {
   const response = await postJson(url, initializeRequest(), { Authorization: `Bearer ${bearer}` });
   await response.text();
-  const challenge = response.headers.get("www-authenticate") ?? "";
+  const challenge = must(response.headers.get("www-authenticate"), "WWW-Authenticate");
   return {
     status: response.status,
-    reason: (/error_description="((?:[^"\\]|\\.)*)"/.exec(challenge)?.[1] ?? "").replace(
-      /\\(.)/g,
-      "$1",
-    ),
+    reason: must(
+      /error_description="((?:[^"\\]|\\.)*)"/.exec(challenge)?.[1],
+      "error_description",
+    ).replace(/\\(.)/g, "$1"),
   };
 }
 
@@ -152,7 +153,7 @@ async function providerIdToken(nonce: string): Promise<string> {
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({
       grant_type: "authorization_code",
-      code: callback.searchParams.get("code") ?? "",
+      code: must(callback.searchParams.get("code"), "code in the callback"),
       redirect_uri: redirectUri,
       client_id: clientId,
       code_verifier: verifier,

@@ -11,6 +11,7 @@ import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
@@ -279,7 +280,7 @@ async function spawnServer(
 ): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
     env: {
-      PATH: process.env.PATH ?? "",
+      PATH: process.env.PATH,
       ...childRunEnv(),
       CRM_LOG_LEVEL: "warn",
       // Creations go through the holding proxy; downloads go to the sandbox itself.
@@ -372,7 +373,8 @@ async function startHoldingProxy(target: string): Promise<HoldingProxy> {
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             res.end(body);
           };
-          const creation = req.method === "POST" && /\/export-jobs$/.test(req.url ?? "");
+          const creation =
+            req.method === "POST" && /\/export-jobs$/.test(must(req.url, "request URL"));
           const held = creation ? hold : undefined;
           if (held === undefined) return send();
           hold = undefined;

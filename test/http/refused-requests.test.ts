@@ -13,6 +13,7 @@ import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { SANDBOX_NOW, sandboxClock } from "../helpers/tool-harness.js";
@@ -139,7 +140,7 @@ describe.each(trails)("refused requests, audit trail $name", ({ postgres }) => {
       await settle(EXPORTER, "start_export", { type: "no_such_type" });
 
       const [refused] = (await recordsOf("exporter")).filter((r) => r.outcome === "denied");
-      const tool = refused?.tool ?? "";
+      const tool = must(refused?.tool, "tool of the refused request");
       expect(tool.startsWith("evil\\r\\x1b[2K2026-11-22T00:00:00.000Z")).toBe(true);
       expect(tool.length).toBeLessThan(100);
       // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be there

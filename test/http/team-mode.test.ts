@@ -39,7 +39,7 @@ const clients: Client[] = [];
 async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
     env: {
-      PATH: process.env.PATH ?? "",
+      PATH: process.env.PATH,
       ...childRunEnv(),
       CRM_BASE_URL: sandbox.base_url,
       CRM_APPLICATION_ID: sandbox.application_id,

@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
@@ -34,7 +35,7 @@ const clients: Client[] = [];
 
 function serviceEnv(): Record<string, string> {
   return {
-    PATH: process.env.PATH ?? "",
+    PATH: must(process.env.PATH, "PATH"),
     ...childRunEnv(),
     CRM_BASE_URL: sandbox.base_url,
     CRM_APPLICATION_ID: sandbox.application_id,

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
@@ -43,7 +44,9 @@ function runBin(
 
 describe("install claude-desktop --print", () => {
   it("prints a configuration with absolute paths that starts the server on the sandbox as printed", async () => {
-    const printed = await runBin(["claude-desktop", "--print"], { PATH: process.env.PATH ?? "" });
+    const printed = await runBin(["claude-desktop", "--print"], {
+      PATH: must(process.env.PATH, "PATH"),
+    });
     expect(printed.code, printed.stderr).toBe(0);
     const config = JSON.parse(printed.stdout) as {
       mcpServers: Record<string, { command: string; args: string[]; env?: unknown }>;
@@ -79,7 +82,7 @@ describe("install claude-desktop --print", () => {
 
 describe("install codex --print and gemini --print", () => {
   it("codex: the [mcp_servers.crm-insights] table with this Node and bin, nothing written", async () => {
-    const printed = await runBin(["codex", "--print"], { PATH: process.env.PATH ?? "" });
+    const printed = await runBin(["codex", "--print"], { PATH: must(process.env.PATH, "PATH") });
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toBe(
       `[mcp_servers.crm-insights]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(BIN)}]\ntool_timeout_sec = 120\n`,
@@ -88,7 +91,7 @@ describe("install codex --print and gemini --print", () => {
   });
 
   it("gemini: its mcpServers entry starts the server as printed", async () => {
-    const printed = await runBin(["gemini", "--print"], { PATH: process.env.PATH ?? "" });
+    const printed = await runBin(["gemini", "--print"], { PATH: must(process.env.PATH, "PATH") });
     expect(printed.code, printed.stderr).toBe(0);
     const config = JSON.parse(printed.stdout) as {
       mcpServers: Record<string, { command: string; args: string[] }>;
@@ -149,7 +152,7 @@ describe("install claude-code", () => {
         "--secret-key",
         KEY,
       ],
-      { PATH: `${claude.path}:${process.env.PATH ?? ""}` },
+      { PATH: `${claude.path}:${process.env.PATH}` },
     );
     expect(run.code, run.stderr).toBe(0);
     const calls = await claude.calls();

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CLIENTS, type ClientName, type Place } from "../../src/install/clients.js";
+import { must } from "../helpers/must.js";
 import { files, installHarness, KEY, RECOMMEND_KEY, SERVICE_OPTIONS } from "./install-harness.js";
 
 /**
@@ -89,7 +90,9 @@ describe("install <client> --print", () => {
     const run = await install(["claude-code", "--print", "--name", "crm"], { platform: "win32" });
     const match = /^claude mcp add-json --scope user crm "(.*)"\n$/s.exec(run.stdout);
     expect(match, run.stdout).not.toBeNull();
-    expect(JSON.parse((match?.[1] ?? "").replace(/\\"/g, '"'))).toMatchObject({
+    expect(
+      JSON.parse(must(match?.[1], "printed configuration").replace(/\\"/g, '"')),
+    ).toMatchObject({
       type: "stdio",
     });
   });

@@ -12,6 +12,7 @@ import { nativeBinaryPlatform } from "../../scripts/lib/native-binary.mjs";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { TOOLS } from "../../src/tools/index.js";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 // `npm run bundle`'s script builds one .mcpb per platform; the official mcpb CLI unpacks each;
@@ -150,7 +151,7 @@ async function startFromManifest(userConfig: Record<string, string>) {
   const manifest = manifests.get("linux-x64") as Manifest;
   const { command, args, env } = manifest.server.mcp_config;
   const resolvedEnv: Record<string, string> = {
-    PATH: process.env.PATH ?? "",
+    PATH: must(process.env.PATH, "PATH"),
     HOME: work,
     ...childRunEnv(),
   };

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/tools/index.js";
+import { must } from "../helpers/must.js";
 
 // The package as a user gets it: `npm pack` (dist built by npm test's pretest), installed from
 // the tarball into an empty folder (dependencies from the npm cache npm ci filled, else the
@@ -97,7 +98,7 @@ describe("the npm package", () => {
       command: bin,
       args: [],
       // Sandbox mode: no service needed; only what a client would pass.
-      env: { PATH: process.env.PATH ?? "", HOME: work, CRM_DATA_DIR: dataDir },
+      env: { PATH: must(process.env.PATH, "PATH"), HOME: work, CRM_DATA_DIR: dataDir },
       stderr: "pipe",
     });
     const client = new Client({ name: "pack-install-test", version: "1.0.0" });

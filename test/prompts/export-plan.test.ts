@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MetricsCampaign, MetricsTask } from "../../src/api/schemas.js";
 import { planCampaignExport } from "../../src/prompts/export-plan.js";
+import { must } from "../helpers/must.js";
 
 /**
  * The export plan of the campaign prompts on hand-made rounds: the limits of one export (spec 8),
@@ -95,8 +96,8 @@ describe("planCampaignExport", () => {
     expect(result.ranges[0]?.from).toBe("2026-10-01");
     expect(result.ranges.at(-1)?.to).toBe("2026-11-21");
     for (let i = 1; i < result.ranges.length; i++) {
-      const before = Date.parse(result.ranges[i - 1]?.to ?? "");
-      expect(Date.parse(result.ranges[i]?.from ?? "")).toBe(before + DAY);
+      const before = Date.parse(must(result.ranges[i - 1], "range").to);
+      expect(Date.parse(must(result.ranges[i], "range").from)).toBe(before + DAY);
     }
     // 6,000,000 sends, at most six 300,000-send days an export: 6 + 6 + 6 + 2.
     expect(result.ranges).toHaveLength(4);

@@ -181,7 +181,7 @@ describe("export errors: the calls they name run", () => {
     }, "a poll of the lost job");
     sandbox.faults.clear();
     expect(lost?.text).toContain("lists it as lost");
-    const [again] = await runNamed(lost?.text ?? "");
+    const [again] = await runNamed(must(lost, "lost job result").text);
     expect(again?.call.arguments).toMatchObject({ force: true, from: "2026-11-01" });
     expect(again?.result.structured.job).not.toMatchObject({ _id: jobId });
   });
@@ -196,7 +196,7 @@ describe("export errors: the calls they name run", () => {
       return failed.isError === true || failed.structured.error !== undefined;
     }, "a poll that failed");
     sandbox.faults.clear();
-    const text = `${failed?.text}\n${String(failed?.structured.error ?? "")}`;
+    const text = `${failed?.text}\n${String(failed?.structured.error)}`;
     expect(text).toMatch(/socket|network|connection/i);
     expect(text).toContain(`check_export {"job_id":"${jobId}"`);
     const log = await runNamed(text, (c) => c.tool === "check_export");
@@ -345,7 +345,10 @@ describe("campaign_metrics: the calls its texts name run", () => {
 
   it("its description's example runs", async () => {
     const { tools } = await h.client.listTools();
-    const description = tools.find((t) => t.name === "campaign_metrics")?.description ?? "";
+    const description = must(
+      tools.find((t) => t.name === "campaign_metrics")?.description,
+      "campaign_metrics description",
+    );
     await runNamed(description);
   });
 });
@@ -356,7 +359,7 @@ describe("check_export listing: the call in next_calls runs", () => {
     expect(listing.isError, listing.text).toBeFalsy();
     const [next] = nextCallsOf(listing);
     expect(next).toBeDefined();
-    const result = await on.call(next?.tool ?? "", next?.arguments ?? {});
+    const result = await on.call(must(next, "next call").tool, must(next, "next call").arguments);
     expect(result.isError, `${JSON.stringify(next)}: ${result.text}`).toBeFalsy();
     return { ...result, structured: { ...result.structured, ran: next?.tool } };
   };

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaignRows, toCsv } from "../analysis/campaign/fixture.js";
+import { must } from "../helpers/must.js";
 import { type Run, runQueryBin } from "../helpers/run-query-bin.js";
 
 /** `crm-insights-mcp query ... --report PATH.html` (the built bin, dist/cli.js). */
@@ -22,7 +23,7 @@ async function pageData(path: string): Promise<{ lang: string; data: Record<stri
     string,
     unknown
   >;
-  return { lang: /<html lang="([^"]*)">/.exec(html)?.[1] ?? "", data };
+  return { lang: must(/<html lang="([^"]*)">/.exec(html)?.[1], "lang of the page"), data };
 }
 
 let dir: string;

@@ -10,6 +10,7 @@ import type { JsonValue } from "../../src/query/values.js";
 import { type SelectedRound, writeCampaignCsv } from "../../src/sandbox/csv-writer.js";
 import { createWorld } from "../../src/sandbox/world/index.js";
 import type { Channel, SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { must } from "../helpers/must.js";
 
 /**
  * query_export's event_role and every example query of its describe mode, on sandbox exports of
@@ -121,7 +122,7 @@ async function rowsOf(c: Case, summary: CampaignSummary) {
     round: `${r[0]}|${r[1]}|${r[2]}`,
     group: r[2] === "" ? "(none)" : (r[2] as string),
     role: roles.get(r[3] as string),
-    user: (r[5] || r[4]) ?? "",
+    user: must(r[5] || r[4], "user columns"),
     at: Date.parse(`${(r[6] as string).replace(" ", "T")}Z`) / 1000,
   }));
 }
@@ -214,7 +215,8 @@ describe("every describe-mode example", () => {
           const shaped = records.map((r) => ({
             task_id: r.task_id,
             scheduled_at: r.scheduled_at,
-            group: r.group ?? "",
+            // SQL NULL is the CSV's empty group.
+            group: r.group === null ? "" : r.group,
             sent: r.sent,
             received: r.received,
             failed: r.failed,

@@ -202,7 +202,7 @@ async function expectDrawnAndReadable(view: Frame, structured: unknown, label: s
     `[...document.querySelectorAll(".u-legend .u-value")].map((e) => e.textContent)`,
   );
   expect(legendValues.length).toBeGreaterThan(0);
-  expect(legendValues.filter((v) => /^-+$/.test((v ?? "").trim()))).toEqual([]);
+  expect(legendValues.filter((v) => v !== null && /^-+$/.test(v.trim()))).toEqual([]);
 }
 
 describe("the report view in the ext-apps reference host", {
@@ -254,7 +254,9 @@ describe("the report view in the ext-apps reference host", {
       // The browser's locale is en-US, and the host sends none: English, dates the US way.
       expect(hovered[0]).toMatch(/^tsk_7814637a2… 3\/1, 10:00 그룹A$/);
       expect(await view.textContent("h1")).toBe("Campaign export: campaign-long-ids.csv");
-      expect(hovered.slice(1).every((v) => /^\d[\d,]*$/.test(v ?? ""))).toBe(true);
+      expect(hovered.slice(1).every((v) => typeof v === "string" && /^\d[\d,]*$/.test(v))).toBe(
+        true,
+      );
 
       await switchHostTheme(page, view, "dark");
       await expectDrawnAndReadable(view, result.structuredContent, `campaign ${width} dark`);

@@ -91,7 +91,7 @@ describe("the report as an MCP App", () => {
     const apps = await appClient.callTool({ name: "summarize_export", arguments: { file: csv } });
     expect(apps.structuredContent).toEqual(plain.structured);
     const appsText = (apps.content as Array<{ type: string; text?: string }>)
-      .map((c) => c.text ?? "")
+      .flatMap((c) => (c.text === undefined ? [] : [c.text]))
       .join("\n");
     expect(plain.text).toContain(appsText.split("\n")[1] ?? "?");
     expect(plain.text).toContain('"report": true');

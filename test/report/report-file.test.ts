@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { writeCampaignCsv } from "./fixtures.js";
 
@@ -35,7 +36,7 @@ describe("summarize_export report: true", () => {
     expect(link?.uri).toMatch(/^crm-report:\/\/campaign-_-[0-9a-f]{8}\.html$/);
     expect(link?.mimeType).toBe("text/html");
     const onDisk = await readFile(path, "utf8");
-    const { contents } = await h.client.readResource({ uri: link?.uri ?? "" });
+    const { contents } = await h.client.readResource({ uri: must(link, "link to the report").uri });
     expect((contents[0] as { text: string }).text).toBe(onDisk);
     // The data is in the page: the summary's own numbers, and the file's Korean name.
     const data = onDisk.slice(onDisk.indexOf('id="report-data">') + 17);

@@ -15,6 +15,7 @@ import {
 } from "../../src/sandbox/csv-writer.js";
 import { createWorld } from "../../src/sandbox/world/index.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { must } from "../helpers/must.js";
 import { NOW, SEED, world } from "./world/fixtures.js";
 
 // Campaign exports in other row orders and ID spellings: the same rows, in the promised order.
@@ -57,7 +58,8 @@ describe("campaign CSV shapes", () => {
 
     // By time across the file; within each task (tasks one after the other) for time-in-round.
     for (let i = 1; i < byTime.length; i++) {
-      expect((byTime[i - 1]?.[COL.captured] ?? "") <= (byTime[i]?.[COL.captured] ?? "")).toBe(true);
+      const earlier = must(byTime[i - 1]?.[COL.captured], "captured_at");
+      expect(earlier <= must(byTime[i]?.[COL.captured], "captured_at")).toBe(true);
     }
     const taskOrder = [...new Set(own.map((r) => r[COL.task]))];
     const rank = (r: string[]) => taskOrder.indexOf(r[COL.task] as string);

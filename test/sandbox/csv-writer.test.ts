@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CAMPAIGN_CSV_COLUMNS } from "../../src/api/schemas.js";
 import { createTimeFormatter, csvField, writeCampaignCsv } from "../../src/sandbox/csv-writer.js";
 import type { CampaignRow, SandboxRound, SandboxTask } from "../../src/sandbox/world/types.js";
+import { must } from "../helpers/must.js";
 
 // The CSV writer alone (spec 2.4 format): quoting, time format, chunk boundaries, huge fields.
 const dir = await mkdtemp(join(tmpdir(), "csv-writer-test-"));
@@ -75,7 +76,7 @@ describe("csvField and the time formatter", () => {
 describe("writeCampaignCsv", () => {
   it("writes every row across buffer boundaries, including a field larger than a buffer", async () => {
     const messages = ['짧은 "오류", 재시도\n두 번째 줄', "x".repeat(300), "ok"];
-    const rows = Array.from({ length: 30_000 }, (_, i) => row(i, messages[i % 3] ?? ""));
+    const rows = Array.from({ length: 30_000 }, (_, i) => row(i, must(messages[i % 3], "message")));
     rows[1234] = row(1234, "가".repeat(500_000));
     rows[7] = row(7, "x".repeat(300_000));
     const path = join(dir, "rows.csv");

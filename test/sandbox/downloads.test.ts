@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { client, manualClock, sandboxForFile } from "./support.js";
 
 // Spec 2.3 download rules: valid 24 h from the URL's creation, repeatable, not extended by re-reads.
@@ -59,7 +60,7 @@ describe("signed download URLs", () => {
   it("refuse a tampered signature, expiry or job id", async () => {
     const job = await api.exportFile({ type: "campaign_event_data", campaign_id: campaignId });
     const url = new URL(String(job.download_url));
-    const signature = url.searchParams.get("signature") ?? "";
+    const signature = must(url.searchParams.get("signature"), "signature in the download URL");
     const variants: URL[] = [];
     const flipped = new URL(url);
     flipped.searchParams.set(

@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { metricsCampaignSchema } from "../../src/api/schemas.js";
+import { must } from "../helpers/must.js";
 import { client, sandboxForFile, sandboxForTest } from "./support.js";
 
 // Spec 2.6 and 4.4 (errors in the export endpoints' style; documented).
@@ -45,7 +46,7 @@ describe("window reading", () => {
       .find((t) => t.scheduled_at > kst("2024-05-10T00:00"));
     const at = DateTime.fromMillis(task?.scheduled_at ?? 0, { zone: "Asia/Seoul" });
     const local = at.toFormat("yyyy-MM-dd'T'HH:mm:ss");
-    const utc = at.toUTC().toISO({ suppressMilliseconds: true }) ?? "";
+    const utc = must(at.toUTC().toISO({ suppressMilliseconds: true }), "UTC time");
     const before = at.minus({ days: 3 }).toFormat("yyyy-MM-dd'T'HH:mm:ss");
     const endsAt = await api.metrics({ task_from: before, task_to: local });
     expect(servedTasks(endsAt.body)).not.toContain(task?._id);

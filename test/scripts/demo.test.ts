@@ -12,7 +12,7 @@ function runDemo(env: Record<string, string> = {}): Promise<{ code: number | nul
   if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DEMO], {
-      env: { PATH: process.env.PATH ?? "", ...childRunEnv(), ...env },
+      env: { PATH: process.env.PATH, ...childRunEnv(), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

@@ -27,7 +27,7 @@ function runSoak(args: string[]): Promise<{ code: number | null; out: string; er
   if (!existsSync(BIN)) throw new Error("dist/cli.js missing: run npm run build (npm test does)");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SOAK, ...args], {
-      env: { PATH: process.env.PATH ?? "" },
+      env: { PATH: process.env.PATH },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

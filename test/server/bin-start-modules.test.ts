@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordLoadsTo } from "../helpers/load-recorder.js";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
@@ -45,7 +46,7 @@ describe("the bundled bin's server start", () => {
       command: process.execPath,
       args: ["--import", recordLoadsTo(loads), BIN],
       env: {
-        PATH: process.env.PATH ?? "",
+        PATH: must(process.env.PATH, "PATH"),
         ...childRunEnv(),
         CRM_DATA_DIR: join(dir, "data"),
         CRM_LOG_LEVEL: "warn",

@@ -46,7 +46,7 @@ describe("server start", () => {
     ];
     for (const path of [...orphans, ...kept]) await writeFile(path, "x");
     const child = spawn(process.execPath, [BIN.pathname], {
-      env: { PATH: process.env.PATH ?? "", CRM_DATA_DIR: dataDir, CRM_LOG_LEVEL: "warn" },
+      env: { PATH: process.env.PATH, CRM_DATA_DIR: dataDir, CRM_LOG_LEVEL: "warn" },
       stdio: ["pipe", "ignore", "ignore"],
     });
     try {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 // One-shot clients (as the Inspector's CLI runs them): each call is a new server process in
@@ -36,7 +37,7 @@ async function oneShot(
     command: process.execPath,
     args: [BIN],
     env: {
-      PATH: process.env.PATH ?? "",
+      PATH: must(process.env.PATH, "PATH"),
       ...childRunEnv(),
       CRM_DATA_DIR: folder,
       CRM_SANDBOX_JOB_SECONDS: "0",
@@ -49,13 +50,14 @@ async function oneShot(
   await client.connect(transport);
   try {
     const result = (await client.callTool({ name, arguments: args })) as Result;
-    return { result, instructions: client.getInstructions() ?? "" };
+    return { result, instructions: must(client.getInstructions(), "server instructions") };
   } finally {
     await client.close();
   }
 }
 
-const text = (r: Result) => r.content.map((c) => c.text ?? "").join("\n");
+const text = (r: Result) =>
+  r.content.flatMap((c) => (c.text === undefined ? [] : [c.text])).join("\n");
 
 describe("a completed, downloaded job after a restart", () => {
   it("is answered from the ledger by check_export, and an identical start_export reuses its file", async () => {

@@ -9,6 +9,7 @@ import type { CrmApi } from "../../src/api/types.js";
 import { loadConfig } from "../../src/config.js";
 import { createServer } from "../../src/server.js";
 import { TOOLS } from "../../src/tools/index.js";
+import { must } from "../helpers/must.js";
 
 async function connect(server: ReturnType<typeof createServer>) {
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -180,7 +181,7 @@ describe("campaign_metrics text budget", () => {
           totals: { sent_count: number };
         };
       };
-      const text = r.content[0]?.text ?? "";
+      const text = must(r.content[0]?.text, "text of the result");
       expect(text.length).toBeLessThan(4000);
       expect(text).toContain("480 more not shown");
       expect(r.structuredContent.campaigns.length).toBe(20);
@@ -251,7 +252,7 @@ describe("argument checking through the MCP client", () => {
         content: Array<{ text?: string }>;
       };
       expect(r.isError).toBe(true);
-      const text = r.content[0]?.text ?? "";
+      const text = must(r.content[0]?.text, "text of the result");
       expect(text).toContain("Sandbox data");
       expect(text).not.toContain("Input validation error");
       return text;

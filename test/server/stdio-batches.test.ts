@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { must } from "../helpers/must.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 /**
@@ -61,7 +62,7 @@ async function startBin(): Promise<Bin> {
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk: string) => {
     const parts = (rest + chunk).split("\n");
-    rest = parts.pop() ?? "";
+    rest = must(parts.pop(), "text after the last newline");
     for (const part of parts) lines.push(JSON.parse(part));
   });
   let stderr = "";

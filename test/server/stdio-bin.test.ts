@@ -9,6 +9,7 @@ import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { must } from "../helpers/must.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
 const BIN = new URL("../../dist/cli.js", import.meta.url);
@@ -87,7 +88,7 @@ describe("the built bin over stdio", () => {
   it("answers every tool with JSON-RPC lines only and never prints a key", async () => {
     const child = spawn(process.execPath, [BIN.pathname], {
       env: {
-        PATH: process.env.PATH ?? "",
+        PATH: process.env.PATH,
         ...childRunEnv(),
         CRM_BASE_URL: sandbox.base_url,
         CRM_APPLICATION_ID: sandbox.application_id,
@@ -198,7 +199,7 @@ describe("the built bin over stdio", () => {
       command: process.execPath,
       args: [BIN.pathname],
       env: {
-        PATH: process.env.PATH ?? "",
+        PATH: must(process.env.PATH, "PATH"),
         ...childRunEnv(),
         CRM_BASE_URL: sandbox.base_url,
         CRM_APPLICATION_ID: sandbox.application_id,

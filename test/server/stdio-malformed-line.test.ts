@@ -39,7 +39,7 @@ const MESSAGES = [
 describe("a malformed line on stdin", () => {
   it("is one line on stderr each, and the server keeps serving", async () => {
     const child = spawn(process.execPath, [BIN], {
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CRM_DATA_DIR: dir, ...childRunEnv() },
+      env: { PATH: process.env.PATH, HOME: dir, CRM_DATA_DIR: dir, ...childRunEnv() },
     });
     let stdout = "";
     let stderr = "";

@@ -13,6 +13,7 @@ import { registerSecret } from "../../src/redact.js";
 import { createRuntime } from "../../src/runtime.js";
 import { sandboxGuide } from "../../src/sandbox/embedded.js";
 import { createServer } from "../../src/server.js";
+import { must } from "../helpers/must.js";
 
 let dataDir: string;
 beforeAll(async () => {
@@ -107,7 +108,10 @@ describe("tool call wrapper", () => {
       setLogLevel(level);
       await probe.close();
     }
-    const line = writes.find((w) => w.includes("tool call failed")) ?? "";
+    const line = must(
+      writes.find((w) => w.includes("tool call failed")),
+      "tool call failed log line",
+    );
     expect(line).toContain("TypeError");
     expect(line).toContain("cannot read the thing");
     expect(writes.join("")).not.toContain("probe-secret-key-123");
@@ -123,7 +127,7 @@ describe("sandbox mode instructions", () => {
     try {
       await built.server.connect(b);
       await client.connect(a);
-      const instructions = client.getInstructions() ?? "";
+      const instructions = must(client.getInstructions(), "server instructions");
       expect(instructions).toContain("10 export-job creations per 10 minutes");
       // What the sandbox itself reports once started, with the same seed.
       const { startSandbox } = await import("../../src/sandbox/index.js");

@@ -37,7 +37,7 @@ describe("the test run's temp folder", () => {
       expect(inherited.stdout.trim()).toBe(folder);
       // A child started with an environment of its own gets it through childRunEnv.
       const own = await run(process.execPath, ["-p", "require('node:os').tmpdir()"], {
-        env: { PATH: process.env.PATH ?? "", ...childRunEnv() },
+        env: { PATH: process.env.PATH, ...childRunEnv() },
       });
       expect(own.stdout.trim()).toBe(folder);
       writeFileSync(join(folder, "query-outside-1.csv"), "x");

@@ -9,6 +9,7 @@ import {
   summarizeFile,
 } from "../../../src/analysis/index.js";
 import type { CampaignSummary } from "../../../src/analysis/schemas.js";
+import { must } from "../../helpers/must.js";
 import { campaignRows, eventRow, HEADER, toCsv } from "./fixture.js";
 
 type Row = Record<string, string>;
@@ -296,7 +297,7 @@ describe("error codes past the cap", () => {
     const rows = Array.from({ length: 1000 }, (_, k) => row(`E${k}`));
     rows.push(row("E1000"), row("E1001"), row("E0"), row("E1001"), row("E0"), row("E1001"));
     const lines = toCsv([HEADER, ...rows]).split("\r\n");
-    const quotedE5 = lines[6]?.replace(",E5,", ',"E5",') ?? "";
+    const quotedE5 = must(lines[6], "seventh line").replace(",E5,", ',"E5",');
     expect(quotedE5).toContain(',"E5",');
     lines.splice(lines.length - 1, 0, quotedE5);
     const capped = join(dir, "capped-codes.csv");

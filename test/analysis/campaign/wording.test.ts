@@ -7,6 +7,7 @@ import {
   renderSummaryMarkdown,
   summarizeFile,
 } from "../../../src/analysis/index.js";
+import { must } from "../../helpers/must.js";
 import { HEADER, toCsv } from "./fixture.js";
 
 /** What the campaign text says and on which base: send groups apart from the control group. */
@@ -39,8 +40,7 @@ const ev = (
   user,
   opts.at ?? "2025-03-01 10:00:00",
   type.startsWith("message_") || type === "control_assigned" ? "sms" : "",
-  opts.error?.[0] ?? "",
-  opts.error?.[1] ?? "",
+  ...(opts.error ?? ["", ""]),
   opts.props ?? "{}",
   "{}",
   "{}",
@@ -215,7 +215,7 @@ describe("campaign text on one base", () => {
 
   it("starts the control verdict with a capital letter when the send groups lead", async () => {
     const r = await campaign("verdict.csv", abRows(30, 1));
-    const verdict = r.ab_test.control?.comparison?.verdict ?? "";
+    const verdict = must(r.ab_test.control?.comparison?.verdict, "verdict");
     // 3 of 21 received send-group users (20 in the A/B round, 1 in the later one) converted
     // vs 1 of 30 control users.
     expect(r.ab_test.control?.send_groups_conversion_rate).toBeCloseTo(3 / 21, 6);

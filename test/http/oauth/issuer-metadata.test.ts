@@ -6,6 +6,7 @@ import {
   discoverIssuer,
   discoveryUrls,
 } from "../../../src/http/oauth/issuer-metadata.js";
+import { must } from "../../helpers/must.js";
 
 let server: Server | undefined;
 
@@ -23,8 +24,9 @@ async function issuerHost(
   const asked: string[] = [];
   let origin = "";
   server = createServer((req, res) => {
-    asked.push(req.url ?? "");
-    const document = documents(origin)[req.url ?? ""];
+    const path = must(req.url, "request URL");
+    asked.push(path);
+    const document = documents(origin)[path];
     if (document === undefined) {
       res.writeHead(404).end();
       return;

@@ -185,7 +185,7 @@ describe("campaign_metrics compare_to previous_period", () => {
           compare_to: "previous_period",
         },
       },
-      { onprogress: (p) => messages.push(p.message ?? "") },
+      { onprogress: (p) => messages.push(String(p.message)) },
     );
     expect(raw.isError).toBeFalsy();
     const structured = raw.structuredContent as {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { createServer } from "../../../src/server.js";
 import { fixtureServerForFile, type RecordedRequest } from "../../helpers/fixture-server.js";
+import { must } from "../../helpers/must.js";
 import { SANDBOX_NOW, toResult } from "../../helpers/tool-harness.js";
 
 /**
@@ -90,7 +91,7 @@ describe("campaign_metrics' bound for all of a call's requests", () => {
           name: "campaign_metrics",
           arguments: { task_from: "2025-05-30", task_to: "2026-11-20" },
         },
-        { onprogress: (p) => messages.push(p.message ?? "") },
+        { onprogress: (p) => messages.push(String(p.message)) },
       ),
     );
     expect(result.isError).toBe(true);
@@ -102,7 +103,7 @@ describe("campaign_metrics' bound for all of a call's requests", () => {
     );
     // The shorter window it names is one request's worth, ending where the window ended.
     const suggested = JSON.parse(
-      /e\.g\. campaign_metrics (\{[^}]*\})/.exec(result.text)?.[1] ?? "",
+      must(/e\.g\. campaign_metrics (\{[^}]*\})/.exec(result.text)?.[1], "example call"),
     );
     expect(suggested).toEqual({
       task_from: "2026-05-25T00:00:00+09:00",

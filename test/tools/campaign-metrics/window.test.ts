@@ -215,7 +215,7 @@ describe("campaign_metrics is bounded", () => {
     const messages: string[] = [];
     const result = await h.client.callTool(
       { name: "campaign_metrics", arguments: { task_from: "2024-11-22", task_to: "2026-11-21" } },
-      { onprogress: (p) => messages.push(p.message ?? "") },
+      { onprogress: (p) => messages.push(String(p.message)) },
     );
     expect(result.isError).toBeFalsy();
     const requests = (result.structuredContent as { window: { requests: number } }).window.requests;

@@ -114,7 +114,8 @@ function check({
   creates: number;
   progress: string[];
 }): void {
-  const text = (r: Result) => r.content.map((c) => c.text ?? "").join("\n");
+  const text = (r: Result) =>
+    r.content.flatMap((c) => (c.text === undefined ? [] : [c.text])).join("\n");
   for (const result of results) expect(result.isError, text(result)).toBeFalsy();
   expect(creates).toBe(1);
   // The call that waited said so while it waited.

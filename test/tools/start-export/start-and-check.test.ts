@@ -35,7 +35,7 @@ describe("start_export and check_export", () => {
           name: "start_export",
           arguments: { type: "campaign_event_data", campaign_id: campaignId, wait_seconds: 10 },
         },
-        { onprogress: (p: { message?: string }) => progress.push(p.message ?? "") },
+        { onprogress: (p: { message?: string }) => progress.push(String(p.message)) },
       )) as typeof r;
       job = r.structuredContent.job as Record<string, unknown>;
       path = r.structuredContent.file_path as string;
@@ -125,7 +125,9 @@ describe("start_export and check_export", () => {
 
     it("sends the service UTC instants and gives the inclusive dates in KST", () => {
       // The API gives UTC instants (spec 2.3); the result adds the inclusive dates in KST.
-      expect(Date.parse(job.from ?? "")).toBe(Date.parse("2026-11-01T00:00:00+09:00"));
+      expect(Date.parse(must(job.from, "from of the job"))).toBe(
+        Date.parse("2026-11-01T00:00:00+09:00"),
+      );
       expect(r.structured.from_date).toBe("2026-11-01");
       expect(r.structured.to_date).toBe("2026-11-15");
       expect(r.text).toContain("2026-11-01 to 2026-11-15 (inclusive)");
