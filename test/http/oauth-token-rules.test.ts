@@ -104,17 +104,14 @@ async function token(
 async function status(
   bearer: string,
   url = server.url,
-): Promise<{ status: number; reason: string }> {
+): Promise<{ status: number; reason: string | undefined }> {
   const response = await postJson(url, initializeRequest(), { Authorization: `Bearer ${bearer}` });
   await response.text();
-  const challenge = must(response.headers.get("www-authenticate"), "WWW-Authenticate");
-  return {
-    status: response.status,
-    reason: must(
-      /error_description="((?:[^"\\]|\\.)*)"/.exec(challenge)?.[1],
-      "error_description",
-    ).replace(/\\(.)/g, "$1"),
-  };
+  // An accepted token gets no challenge, hence no reason.
+  const challenge = response.headers.get("www-authenticate");
+  const described =
+    challenge === null ? undefined : /error_description="((?:[^"\\]|\\.)*)"/.exec(challenge);
+  return { status: response.status, reason: described?.[1]?.replace(/\\(.)/g, "$1") };
 }
 
 async function toolNames(bearer: string): Promise<string[]> {
