@@ -5,6 +5,7 @@ import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { langOfLocale, reportText } from "../../src/report/i18n/index.js";
 import { buildReport, markCount } from "../../src/report/model.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import {
   ARTIFACTS,
@@ -396,11 +397,13 @@ describe("the report view in the ext-apps reference host", {
       ].map((k) => Math.sign(data.comparison.change[k]?.delta ?? 0));
       expect(deltas).toContain(1);
       expect(deltas).toContain(-1);
-      expect(seen.rows.slice(0, 8).map((r) => (r[3] ?? "").slice(0, 3))).toEqual(
+      expect(seen.rows.slice(0, 8).map((r) => must(r[3], "a change cell").slice(0, 3))).toEqual(
         deltas.map((d) => (d > 0 ? "▲ +" : d < 0 ? "▼ −" : t.m.metrics.noChange.slice(0, 3))),
       );
       const unit = locale === "en-US" ? " pp" : "%p";
-      expect(seen.rows.slice(5, 8).every((r) => (r[3] ?? "").endsWith(unit))).toBe(true);
+      expect(seen.rows.slice(5, 8).every((r) => must(r[3], "a change cell").endsWith(unit))).toBe(
+        true,
+      );
       const sideways = () =>
         inPage<{ page: boolean; table: boolean }>(
           view,

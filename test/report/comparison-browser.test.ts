@@ -8,6 +8,7 @@ import type { Baseline } from "../../src/report/baseline-section.js";
 import { reportHtmlWithData } from "../../src/report/html.js";
 import { type Lang, reportText } from "../../src/report/i18n/index.js";
 import { buildReport, chartTable } from "../../src/report/model.js";
+import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import {
@@ -168,7 +169,7 @@ describe("the comparisons in the HTML report, at 560 px", {
       expect(seen.head).toEqual(table.columns);
       expect(seen.rows).toEqual(table.rows);
       // The sandbox's two windows differ both ways: both arrows show, each with its sign.
-      const changes = seen.rows.map((r) => r[3] ?? "");
+      const changes = seen.rows.map((r) => must(r[3], "a change cell"));
       expect(changes.some((c) => /^▲ \+/.test(c))).toBe(true);
       expect(changes.some((c) => /^▼ −/.test(c))).toBe(true);
       const unit = lang === "en" ? " pp" : "%p";

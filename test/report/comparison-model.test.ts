@@ -9,6 +9,7 @@ import { reportText } from "../../src/report/i18n/index.js";
 import type { MetricsComparison } from "../../src/report/metrics-comparison.js";
 import { buildReport, chartTable, markCount } from "../../src/report/model.js";
 import { rowScale } from "../../src/report/view/box-scale.js";
+import { must } from "../helpers/must.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
 import { writeCampaignCsv } from "./fixtures.js";
 
@@ -194,7 +195,7 @@ describe("campaign_metrics' comparison in the report", () => {
     ] as const;
     keys.forEach((key, i) => {
       const delta = comparison.change[key]?.delta ?? 0;
-      const cell = table.rows[i]?.[3] ?? "";
+      const cell = must(table.rows[i]?.[3], `the change cell of ${key}`);
       const direction = delta > 0 ? /^▲ \+/ : delta < 0 ? /^▼ −/ : /^no change$/;
       expect(cell, key).toMatch(direction);
       expect(cell.endsWith(" pp"), key).toBe(key.startsWith("computed_"));
