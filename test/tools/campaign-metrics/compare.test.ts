@@ -211,7 +211,7 @@ describe("campaign_metrics compare_to previous_period", () => {
     expect(structured.comparison.totals).toEqual(previous.structured.totals);
   });
 
-  it("leaves the report view's drawing as it is without compare_to", async () => {
+  it("adds the comparison to the report view and leaves the rest of the drawing as it is", async () => {
     const args = { task_from: "2026-11-08", task_to: "2026-11-14" };
     const plain = await h.call("campaign_metrics", args);
     const compared = await h.call("campaign_metrics", { ...args, compare_to: "previous_period" });
@@ -221,7 +221,15 @@ describe("campaign_metrics compare_to previous_period", () => {
       undefined,
       undefined,
     ]);
-    expect(buildReport(compared.structured, "view")).toEqual(buildReport(plain.structured, "view"));
+    const withComparison = buildReport(compared.structured, "view");
+    expect(withComparison.sections.map((section) => section.id)).toEqual([
+      "comparison",
+      ...buildReport(plain.structured, "view").sections.map((section) => section.id),
+    ]);
+    expect({
+      ...withComparison,
+      sections: withComparison.sections.filter((section) => section.id !== "comparison"),
+    }).toEqual(buildReport(plain.structured, "view"));
   });
 
   it("refuses an unknown compare_to before any request, naming the values", async () => {
