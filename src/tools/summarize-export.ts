@@ -241,7 +241,7 @@ const RATE_WORDS: Record<"en" | "ko", Record<BaselineRate, string>> = {
   },
 };
 
-/** Days campaign_metrics is asked about in the too-few hint: within its 180-day window. */
+/** Days campaign_metrics is asked about in the too-few hint: within one metrics window. */
 const HINT_DAYS = 90;
 
 /** One line: the rates against the channel's, or how many more campaigns it needs. */
