@@ -8,10 +8,15 @@ import type { WorkEngine } from "./work-engine.js";
 
 /**
  * The first step of adding a campaign CSV: one pass over the file, with the `events` view's
- * reader (fixed columns and types, no sniffing), into Parquet files of this process's staging
- * folder, one per month of scheduled_at, each row carrying its job ID. A row the reader cannot
- * take (a cut line, an unterminated quote, a bad time or JSON value) stops it: a truncated or
- * malformed file is never added, in part or whole.
+ * reader (fixed columns and types, no sniffing), into one Parquet file of this process's staging
+ * folder, each row carrying its job ID; then, when its rounds fall in more than one month of
+ * scheduled_at, one file per month made from it. A row the reader cannot take (a cut line, an
+ * unterminated quote, a bad time or JSON value) stops it: a truncated or malformed file is never
+ * added, in part or whole.
+ *
+ * The CSV goes into a single file rather than straight into month folders: DuckDB's partitioned
+ * writer spends about as much CPU again as the read itself, while most exports hold one or two
+ * months, and splitting the Parquet file costs a fraction of reading the CSV (bench/RESULTS.md).
  */
 /**
  * DuckDB reads a CSV in buffers of 32 MB by default, several at once, outside what it can spill:
@@ -33,22 +38,24 @@ export async function stageCampaignCsv(
   jobId: string,
   staging: string,
 ): Promise<StagedCampaign> {
-  const out = join(staging, "events");
+  const whole = join(staging, "events.parquet");
   try {
     await engine.run(
-      `COPY (SELECT ${typedColumnsSql()}, ${sqlString(jobId)} AS job_id, strftime(scheduled_at, '%Y-%m') AS round_month FROM ${csvReadSql([csvPath], { bufferBytes: READ_BUFFER_BYTES })}) TO ${sqlString(out)} (${PARQUET_OPTIONS}, PARTITION_BY (round_month))`,
+      `COPY (SELECT ${typedColumnsSql()}, ${sqlString(jobId)} AS job_id FROM ${csvReadSql([csvPath], { bufferBytes: READ_BUFFER_BYTES })}) TO ${sqlString(whole)} (${PARQUET_OPTIONS})`,
     );
   } catch (error) {
     if (error instanceof HistoryError || !isReadError(error)) throw error;
     throw malformed(csvPath, error);
   }
-  const staged = `read_parquet(${sqlString(join(out, "**", "*.parquet"))}, hive_partitioning = true, hive_types = {'round_month': VARCHAR})`;
+  const staged = `read_parquet(${sqlString(whole)}, hive_partitioning = false)`;
+  // The channels ride along with the rounds: one read of the staged file for both.
   const roundRows = await engine.rows(
-    `SELECT round_month, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), "group", count(*) FROM ${staged} GROUP BY ALL ORDER BY 1, 3, 2, 4`,
+    `SELECT strftime(scheduled_at, '%Y-%m'), task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), "group", count(*), list(DISTINCT channel) FILTER (WHERE channel IS NOT NULL AND channel <> 'control') FROM ${staged} GROUP BY task_id, scheduled_at, "group" ORDER BY 1, 3, 2, 4`,
   );
   const months = new Map<string, { files: string[]; rounds: RoundRows[] }>();
+  const channels = new Set<string>();
   let rows = 0;
-  for (const [month, taskId, scheduledAt, group, count] of roundRows) {
+  for (const [month, taskId, scheduledAt, group, count, roundChannels] of roundRows) {
     if (
       typeof month !== "string" ||
       typeof scheduledAt !== "string" ||
@@ -61,7 +68,7 @@ export async function stageCampaignCsv(
     }
     let entry = months.get(month);
     if (entry === undefined) {
-      entry = { files: await parquetFiles(join(out, `round_month=${month}`)), rounds: [] };
+      entry = { files: [], rounds: [] };
       months.set(month, entry);
     }
     entry.rounds.push({
@@ -71,11 +78,20 @@ export async function stageCampaignCsv(
       rows: Number(count),
     });
     rows += Number(count);
+    if (Array.isArray(roundChannels)) for (const c of roundChannels) channels.add(String(c));
   }
-  const channels = await engine.rows(
-    `SELECT DISTINCT channel FROM ${staged} WHERE channel IS NOT NULL AND channel <> 'control' ORDER BY 1`,
-  );
-  return { months, rows, channels: channels.map((r) => String(r[0])) };
+  if (months.size === 1) {
+    for (const entry of months.values()) entry.files.push(whole);
+  } else if (months.size > 1) {
+    const out = join(staging, "events");
+    await engine.run(
+      `COPY (SELECT *, strftime(scheduled_at, '%Y-%m') AS round_month FROM ${staged}) TO ${sqlString(out)} (${PARQUET_OPTIONS}, PARTITION_BY (round_month))`,
+    );
+    for (const [month, entry] of months) {
+      entry.files.push(...(await parquetFiles(join(out, `round_month=${month}`))));
+    }
+  }
+  return { months, rows, channels: [...channels].sort() };
 }
 
 async function parquetFiles(folder: string): Promise<string[]> {
