@@ -3,6 +3,7 @@ import { sqlString } from "../query/events-view.js";
 import type { PartitionAction } from "./campaign-plan.js";
 import type { KeptRound } from "./catalogue.js";
 import type { StagedPartition } from "./commit.js";
+import { messagesSql } from "./messages.js";
 import { fileListSql, PARQUET_OPTIONS } from "./parquet.js";
 import type { WorkEngine } from "./work-engine.js";
 
@@ -10,7 +11,8 @@ import type { WorkEngine } from "./work-engine.js";
  * Carries out a plan's `move` and `rewrite` actions in the staging folder: a rewrite copies the
  * rows of its sources whose (round, job_id) it keeps into one new file. Every file's row count
  * is checked against the rows its rounds had in their exports, so a file is never committed with
- * rows missing or doubled.
+ * rows missing or doubled. Each events file gets its messages file (messages.ts), grouped from
+ * that file alone: the two always hold the same rounds from the same exports.
  */
 export async function writeCampaignPartitions(
   engine: WorkEngine,
@@ -45,8 +47,13 @@ export async function writeCampaignPartitions(
         `history: the new file of ${action.dir} holds ${String(written[0]?.[0])} rows where its rounds had ${rows}; nothing was committed.`,
       );
     }
+    const messages = join(staging, `messages-${n++}.parquet`);
+    const counted = await engine.rows(
+      `COPY (${messagesSql(`read_parquet(${sqlString(staged)}, hive_partitioning = false)`)}) TO ${sqlString(messages)} (${PARQUET_OPTIONS})`,
+    );
     out.push({
       staged,
+      messages: { staged: messages, rows: Number(counted[0]?.[0] ?? 0) },
       record: {
         dataset: "events",
         dir: action.dir,

@@ -75,6 +75,19 @@ export interface EventsPartition extends PartitionBase {
   /** `YYYY-MM`. */
   round_month: string;
   rounds: KeptRound[];
+  /**
+   * The file of its messages (messages.ts), relative to the history folder: one row per user and
+   * round of the same rounds. Absent in a partition written before messages were kept: readers
+   * then group its events themselves.
+   */
+  messages?: MessagesFile | undefined;
+}
+
+/** A partition's messages file (`messages/campaign_id=/round_month=`). */
+export interface MessagesFile {
+  file: string;
+  rows: number;
+  bytes: number;
 }
 
 /** One scenario's daily metrics: `scenario_days/scenario_id=`. */
@@ -150,6 +163,12 @@ export function eventsPartitions(catalogue: HistoryCatalogue): EventsPartition[]
   return catalogue.partitions.filter((p): p is EventsPartition => p.dataset === "events");
 }
 
+/** Every file a partition names (its own and, for events, its messages file), relative. */
+export function partitionFiles(partition: Partition): string[] {
+  const messages = partition.dataset === "events" ? partition.messages?.file : undefined;
+  return messages === undefined ? [partition.file] : [partition.file, messages];
+}
+
 export function scenarioPartitions(catalogue: HistoryCatalogue): ScenarioPartition[] {
   return catalogue.partitions.filter((p): p is ScenarioPartition => p.dataset === "scenario_days");
 }
@@ -202,6 +221,13 @@ export const partitionSchema = z.discriminatedUnion("dataset", [
     campaign_id: z.string().min(1),
     round_month: z.string().regex(/^\d{4}-\d{2}$/),
     rounds: z.array(roundRows.extend({ job_id: z.string().min(1) })),
+    messages: z
+      .object({
+        file: z.string().min(1),
+        rows: z.number().int().nonnegative(),
+        bytes: z.number().nonnegative(),
+      })
+      .optional(),
   }),
   z.object({
     dataset: z.literal("scenario_days"),

@@ -2,9 +2,14 @@ import { mkdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { LockTimeoutError, withFileLock } from "../file-io/file-lock.js";
 import { log } from "../log.js";
-import type { ExportRecord, HistoryCatalogue, Partition } from "./catalogue.js";
+import {
+  type ExportRecord,
+  type HistoryCatalogue,
+  type Partition,
+  partitionFiles,
+} from "./catalogue.js";
 import { HistoryError } from "./errors.js";
-import { lockTarget, newPartitionFile } from "./layout.js";
+import { lockTarget, messagesPartitionDir, newPartitionFile } from "./layout.js";
 import type { CatalogueStore } from "./store.js";
 import { sweepHistory } from "./sweep.js";
 
@@ -12,7 +17,9 @@ import { sweepHistory } from "./sweep.js";
 export interface StagedPartition {
   /** The staged file (absolute path). */
   staged: string;
-  record: DistributiveOmit<Partition, "file" | "bytes">;
+  /** An events partition's staged messages file (absolute) and its rows. */
+  messages?: { staged: string; rows: number } | undefined;
+  record: DistributiveOmit<Partition, "file" | "bytes" | "messages">;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -33,10 +40,10 @@ export interface CommitTarget {
 /**
  * Makes a planned change live, under the history's lock: the catalogue must still be at the
  * plan's generation (else undefined: plan again); leftovers of killed processes are swept; each
- * staged file is renamed to a new name in its partition folder; one catalogue commit names them
- * (the moment the change becomes visible, whole); then the files it no longer names go. A commit
- * that fails removes the files it had moved, so nothing is left that a later sweep would not
- * remove anyway.
+ * staged file (and an events partition's messages file) is renamed to a new name in its
+ * partition folder; one catalogue commit names them (the moment the change becomes visible,
+ * whole); then the files it no longer names go. A commit that fails removes the files it had
+ * moved, so nothing is left that a later sweep would not remove anyway.
  */
 export async function commitPlanned(
   target: CommitTarget,
@@ -51,14 +58,22 @@ export async function commitPlanned(
     const partitions: Partition[] = [];
     let next: HistoryCatalogue;
     try {
-      for (const { staged, record } of plan.write) {
-        const file = newPartitionFile(record.dir, generation);
+      const place = async (staged: string, dir: string) => {
+        const file = newPartitionFile(dir, generation);
         const path = join(target.folder, file);
         await mkdir(dirname(path), { recursive: true });
         await rename(staged, path);
         moved.push(path);
-        const { size } = await stat(path);
-        partitions.push({ ...record, file, bytes: size } as Partition);
+        return { file, bytes: (await stat(path)).size };
+      };
+      for (const { staged, messages, record } of plan.write) {
+        const placed = await place(staged, record.dir);
+        if (messages === undefined || record.dataset !== "events") {
+          partitions.push({ ...record, ...placed } as Partition);
+        } else {
+          const m = await place(messages.staged, messagesPartitionDir(record.dir));
+          partitions.push({ ...record, ...placed, messages: { ...m, rows: messages.rows } });
+        }
       }
       next = await target.store.commit(current.generation, {
         putExports: plan.putExports,
@@ -71,11 +86,11 @@ export async function commitPlanned(
     }
     const live = new Set(partitions.map((p) => p.dir));
     const replaced = current.partitions.filter((p) => live.has(p.dir) || plan.drop.includes(p.dir));
-    for (const partition of replaced) {
+    for (const file of replaced.flatMap(partitionFiles)) {
       // A query reading it at this moment retries on the new catalogue (session.ts).
-      await unlink(join(target.folder, partition.file)).catch((error: unknown) => {
+      await unlink(join(target.folder, file)).catch((error: unknown) => {
         log.warn("history: a replaced file could not be removed (the sweep will)", {
-          file: partition.file,
+          file,
           error: error instanceof Error ? error.message : String(error),
         });
       });

@@ -37,7 +37,12 @@ export function describeHistory(
     return withSession(session, (_duck, opened) =>
       withDeadline(opened, session, async () => {
         const tables: HistoryDescription["tables"] = [];
-        for (const name of ["history", "history_campaigns", "history_scenario_days"]) {
+        for (const name of [
+          "history",
+          "history_campaigns",
+          "history_messages",
+          "history_scenario_days",
+        ]) {
           const c = opened.connection;
           const columns = (await c.runAndReadAll(`DESCRIBE ${name}`)).getRows().map((r) => ({
             name: String(r[0]),

@@ -1,18 +1,13 @@
-import { USER } from "../query/describe.js";
-
 /**
- * Example questions across campaigns and time, as the description offers them. A message is a
- * round a user received (their first `received` row of it); it was opened when the user has an
- * `open` row in the same round. A user is who summarize_export counts as one (query/describe.ts).
- * Each runs on the sandbox's history in test/history/examples.test.ts, against counts made there
- * from the CSV files themselves.
+ * Example questions across campaigns and time, as the description offers them. They read
+ * `history_messages` (one row per user and round, kept at ingestion: messages.ts), not
+ * `history`: grouping the events into messages is the costly step over a large history, done
+ * once per file when it is written. A message is a round a user received (`received`, at
+ * `received_at`: their first `received` row of it); it was opened when the user has an `open` row
+ * in the same round. A user is who summarize_export counts as one, keyed by `user_key`. Each runs
+ * on the sandbox's history in test/history/examples.test.ts, against counts made there from the
+ * CSV files themselves, and test/history/messages.test.ts asks the same questions of `history`.
  */
-
-/**
- * One row per user and round received: when first, and whether the user opened it. One grouping
- * of the received and open rows (no join): the costly step over a large history, done once.
- */
-const MESSAGES = `messages AS (SELECT ${USER} AS user_key, min(captured_at) FILTER (WHERE event_role = 'received') AS received_at, bool_or(event_role = 'open') AS opened FROM history WHERE event_role IN ('received', 'open') AND ${USER} IS NOT NULL GROUP BY ${USER}, campaign_id, task_id, scheduled_at, "group" HAVING received_at IS NOT NULL)`;
 
 export const HISTORY_EXAMPLES = [
   {
@@ -21,21 +16,21 @@ export const HISTORY_EXAMPLES = [
       "Fatigue: users who received 5 or more messages within 7 calendar days (across campaigns), and their open rate against everyone else's",
     // Five messages within 7 calendar days: some message's day is at most 6 after the day of the
     // fourth message before it.
-    sql: `WITH ${MESSAGES}, users AS (SELECT user_key, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, coalesce(bool_or(CAST(received_at AS DATE) - fifth_back <= 6), false) AS fatigued FROM (SELECT *, lag(CAST(received_at AS DATE), 4) OVER (PARTITION BY user_key ORDER BY received_at) AS fifth_back FROM messages) GROUP BY 1) SELECT CASE WHEN fatigued THEN '5 or more within 7 days' ELSE 'under 5 in every 7 days' END AS exposure, count(*) AS users, sum(messages) AS messages, sum(opened) AS opened, round(sum(opened) / sum(messages), 4) AS open_rate FROM users GROUP BY 1 ORDER BY 1`,
+    sql: `WITH users AS (SELECT user_key, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, coalesce(bool_or(CAST(received_at AS DATE) - fifth_back <= 6), false) AS fatigued FROM (SELECT user_key, opened, received_at, lag(CAST(received_at AS DATE), 4) OVER (PARTITION BY user_key ORDER BY received_at) AS fifth_back FROM history_messages WHERE received) GROUP BY 1) SELECT CASE WHEN fatigued THEN '5 or more within 7 days' ELSE 'under 5 in every 7 days' END AS exposure, count(*) AS users, sum(messages) AS messages, sum(opened) AS opened, round(sum(opened) / sum(messages), 4) AS open_rate FROM users GROUP BY 1 ORDER BY 1`,
   },
   {
     name: "overlap",
     title: "Overlap: users reached by both campaigns of each pair",
-    sql: `WITH reached AS (SELECT DISTINCT campaign_id, ${USER} AS user_key FROM history WHERE event_role = 'received' AND ${USER} IS NOT NULL) SELECT a.campaign_id AS campaign_a, b.campaign_id AS campaign_b, count(*) AS users_reached_by_both FROM reached a JOIN reached b ON a.user_key = b.user_key AND a.campaign_id < b.campaign_id GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 50`,
+    sql: `WITH reached AS (SELECT DISTINCT campaign_id, user_key FROM history_messages WHERE received) SELECT a.campaign_id AS campaign_a, b.campaign_id AS campaign_b, count(*) AS users_reached_by_both FROM reached a JOIN reached b ON a.user_key = b.user_key AND a.campaign_id < b.campaign_id GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 50`,
   },
   {
     name: "weekly_open_rate",
     title: "Weekly open rate per channel (users who opened over users who received, per round)",
-    sql: `WITH rounds AS (SELECT campaign_id, task_id, scheduled_at, coalesce("group", '') AS grp, any_value(channel) FILTER (WHERE event_role IN ('sent', 'received', 'failed')) AS channel, count(DISTINCT ${USER}) FILTER (WHERE event_role = 'received') AS received_users, count(DISTINCT ${USER}) FILTER (WHERE event_role = 'open') AS open_users FROM history GROUP BY 1, 2, 3, 4) SELECT date_trunc('week', scheduled_at) AS week, channel, sum(received_users) AS received_users, sum(open_users) AS open_users, round(sum(open_users) / nullif(sum(received_users), 0), 4) AS open_rate FROM rounds WHERE channel IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`,
+    sql: `WITH rounds AS (SELECT campaign_id, task_id, scheduled_at, coalesce("group", '') AS grp, any_value(channel) AS channel, count(*) FILTER (WHERE received) AS received_users, count(*) FILTER (WHERE opened) AS open_users FROM history_messages GROUP BY 1, 2, 3, 4) SELECT date_trunc('week', scheduled_at) AS week, channel, sum(received_users) AS received_users, sum(open_users) AS open_users, round(sum(open_users) / nullif(sum(received_users), 0), 4) AS open_rate FROM rounds WHERE channel IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`,
   },
   {
     name: "time_since_previous",
     title: "Time since the user's previous message (any campaign) against open rate",
-    sql: `WITH ${MESSAGES}, gaps AS (SELECT opened, date_diff('hour', lag(received_at) OVER (PARTITION BY user_key ORDER BY received_at), received_at) AS hours_since_previous FROM messages) SELECT CASE WHEN hours_since_previous IS NULL THEN 'first message' WHEN hours_since_previous < 24 THEN 'under 1 day' WHEN hours_since_previous < 72 THEN '1 to 3 days' WHEN hours_since_previous < 168 THEN '3 to 7 days' ELSE '7 days or more' END AS since_previous, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, round(count(*) FILTER (WHERE opened) / count(*), 4) AS open_rate FROM gaps GROUP BY 1 ORDER BY min(coalesce(hours_since_previous, -1))`,
+    sql: `WITH gaps AS (SELECT opened, date_diff('hour', lag(received_at) OVER (PARTITION BY user_key ORDER BY received_at), received_at) AS hours_since_previous FROM history_messages WHERE received) SELECT CASE WHEN hours_since_previous IS NULL THEN 'first message' WHEN hours_since_previous < 24 THEN 'under 1 day' WHEN hours_since_previous < 72 THEN '1 to 3 days' WHEN hours_since_previous < 168 THEN '3 to 7 days' ELSE '7 days or more' END AS since_previous, count(*) AS messages, count(*) FILTER (WHERE opened) AS opened, round(count(*) FILTER (WHERE opened) / count(*), 4) AS open_rate FROM gaps GROUP BY 1 ORDER BY min(coalesce(hours_since_previous, -1))`,
   },
 ] as const;

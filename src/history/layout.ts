@@ -8,6 +8,8 @@ import { ownedTempPath } from "../file-io/orphan-files.js";
  *
  *   catalogue.json                      the file catalogue (catalogue-file.ts)
  *   events/campaign_id=<id>/round_month=YYYY-MM/part-<generation>-<random>.parquet
+ *   messages/campaign_id=<id>/round_month=YYYY-MM/part-<generation>-<random>.parquet
+ *                                       one row per user and round of the events beside it
  *   scenario_days/scenario_id=<id>/part-<generation>-<random>.parquet
  *   .staging/<owner>.tmp/               a process's work in progress (swept when its owner is gone)
  *
@@ -19,6 +21,7 @@ import { ownedTempPath } from "../file-io/orphan-files.js";
 
 export const EVENTS_DATASET = "events";
 export const SCENARIO_DATASET = "scenario_days";
+export const MESSAGES_DATASET = "messages";
 
 /** The history folder of one scope of a data folder. */
 export function historyFolder(dataFolder: string, scope: string): string {
@@ -59,6 +62,11 @@ export function hiveValue(value: string): string {
 
 export function eventsPartitionDir(campaignId: string, roundMonth: string): string {
   return `${EVENTS_DATASET}/campaign_id=${hiveValue(campaignId)}/round_month=${roundMonth}`;
+}
+
+/** The messages folder of the events partition in `eventsDir`. */
+export function messagesPartitionDir(eventsDir: string): string {
+  return `${MESSAGES_DATASET}/${eventsDir.slice(EVENTS_DATASET.length + 1)}`;
 }
 
 export function scenarioPartitionDir(scenarioId: string): string {

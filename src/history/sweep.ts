@@ -2,8 +2,8 @@ import { readdir, rm, rmdir, unlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { isOrphanTempName } from "../file-io/orphan-files.js";
 import { log } from "../log.js";
-import type { HistoryCatalogue } from "./catalogue.js";
-import { EVENTS_DATASET, SCENARIO_DATASET, stagingRoot } from "./layout.js";
+import { type HistoryCatalogue, partitionFiles } from "./catalogue.js";
+import { EVENTS_DATASET, MESSAGES_DATASET, SCENARIO_DATASET, stagingRoot } from "./layout.js";
 
 /**
  * What a process killed mid-way leaves behind, removed while the history's lock is held (so no
@@ -23,9 +23,9 @@ export async function sweepHistory(
     await rm(join(root, name), { recursive: true, force: true });
     staging += 1;
   }
-  const named = new Set(catalogue.partitions.map((p) => p.file));
+  const named = new Set(catalogue.partitions.flatMap(partitionFiles));
   let files = 0;
-  for (const dataset of [EVENTS_DATASET, SCENARIO_DATASET]) {
+  for (const dataset of [EVENTS_DATASET, MESSAGES_DATASET, SCENARIO_DATASET]) {
     const top = join(folder, dataset);
     const entries = await readdir(top, { recursive: true, withFileTypes: true }).catch(() => []);
     for (const entry of entries) {

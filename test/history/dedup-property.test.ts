@@ -80,6 +80,30 @@ function csvRows(e: ModelExport): CsvRow[] {
   });
 }
 
+/** The rows of every Parquet file under `folder/dataset`, read as one hive dataset. */
+async function globbed(folder: string, dataset: string, select: string): Promise<string[]> {
+  const duck = await loadDuckDb();
+  const db = await duck.DuckDBInstance.create(":memory:");
+  const c = await db.connect();
+  try {
+    const files = (await readdir(join(folder, dataset), { recursive: true }).catch(() => []))
+      .filter((name) => name.endsWith(".parquet"))
+      .map((name) => `'${join(folder, dataset, name)}'`);
+    const reader = await c.runAndReadAll(
+      files.length === 0
+        ? "SELECT 1 WHERE false"
+        : `${select} FROM read_parquet([${files.join(", ")}], hive_partitioning = true)`,
+    );
+    return reader
+      .getRows()
+      .map((r) => JSON.stringify(r))
+      .sort();
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
 /** One line per row as the history gives it back, in the model's words. */
 function line(campaign: string, jobId: string, row: CsvRow): string {
   return JSON.stringify([
@@ -116,9 +140,51 @@ function expected(exports: readonly ModelExport[]): string[] {
   return out.sort();
 }
 
+/**
+ * The messages the kept rows make (one per campaign, round and user: when first received, and
+ * which roles the user's rows have), in the words of MESSAGES_SELECT.
+ */
+function expectedMessages(exports: readonly ModelExport[]): string[] {
+  const messages = new Map<
+    string,
+    { key: unknown[]; received: string | null; flags: Set<string> }
+  >();
+  for (const text of expected(exports)) {
+    const [campaign, jobId, task, at, group, event, user, captured] = JSON.parse(text) as string[];
+    const id = JSON.stringify([campaign, jobId, task, at, group, user]);
+    const m = messages.get(id) ?? {
+      key: [campaign, jobId, task, at, group, `p${user}`],
+      received: null,
+      flags: new Set<string>(),
+    };
+    m.flags.add(event as string);
+    if (
+      event === "message_received" &&
+      (m.received === null || (captured as string) < m.received)
+    ) {
+      m.received = captured as string;
+    }
+    messages.set(id, m);
+  }
+  return [...messages.values()]
+    .map((m) =>
+      JSON.stringify([
+        ...m.key,
+        m.received,
+        m.flags.has("message_sent"),
+        m.flags.has("push_opened"),
+        m.flags.has("purchase"),
+      ]),
+    )
+    .sort();
+}
+
 const LIMITS = { memoryMb: 256, threads: 1, timeoutSeconds: 60 };
 const SELECT =
   "SELECT campaign_id, job_id, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), \"group\", event_type, user_id, strftime(captured_at, '%Y-%m-%d %H:%M:%S')";
+
+const MESSAGES_SELECT =
+  "SELECT campaign_id, job_id, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), \"group\", \"user\", strftime(received_at, '%Y-%m-%d %H:%M:%S'), sent, opened, converted";
 
 let run = 0;
 let f: HistoryFixture | undefined;
@@ -157,30 +223,20 @@ describe("a round is kept from the newest export that holds it", () => {
         });
         const lines = got.rows.map((r) => JSON.stringify(r)).sort();
         expect(lines).toEqual(expected(exports));
-        // Any reader of the folder as it is (a glob of every Parquet file, hive partitions)
-        // sees the same rows: no stale or partial file is left beside the live ones.
-        const duck = await loadDuckDb();
-        const db = await duck.DuckDBInstance.create(":memory:");
-        const c = await db.connect();
-        try {
-          const files = (await readdir(fixture.history.folder, { recursive: true }))
-            .filter((name) => name.endsWith(".parquet"))
-            .map((name) => `'${join(fixture.history.folder, name)}'`);
-          const reader = await c.runAndReadAll(
-            files.length === 0
-              ? "SELECT 1 WHERE false"
-              : `${SELECT} FROM read_parquet([${files.join(", ")}], hive_partitioning = true)`,
-          );
-          expect(
-            reader
-              .getRows()
-              .map((r) => JSON.stringify(r))
-              .sort(),
-          ).toEqual(lines);
-        } finally {
-          c.closeSync();
-          db.closeSync();
-        }
+        const messages = await queryHistory(fixture.history, {
+          sql: `${MESSAGES_SELECT} FROM history_messages`,
+          maxRows: 10_000,
+          limits: LIMITS,
+          spillParent: fixture.dir,
+        });
+        const messageLines = messages.rows.map((r) => JSON.stringify(r)).sort();
+        expect(messageLines).toEqual(expectedMessages(exports));
+        // Any reader of the folder as it is (a glob of every Parquet file of a dataset, hive
+        // partitions) sees the same rows: no stale or partial file is left beside the live ones.
+        expect(await globbed(fixture.history.folder, "events", SELECT)).toEqual(lines);
+        expect(await globbed(fixture.history.folder, "messages", MESSAGES_SELECT)).toEqual(
+          messageLines,
+        );
       }),
       { numRuns: 20, endOnFailure: true },
     );

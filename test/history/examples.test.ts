@@ -168,6 +168,7 @@ describe("the history's description", () => {
     expect(description.tables.map((t) => t.name)).toEqual([
       "history",
       "history_campaigns",
+      "history_messages",
       "history_scenario_days",
     ]);
     const rows = files.length;

@@ -67,12 +67,20 @@ describe("adding an export", () => {
     const result = await f.history.ingestCampaignExport({ ...input(path), campaignId: "c/1 é" });
     expect(result).toMatchObject({ status: "added", rows: 10, rows_kept: 10, rounds: 2 });
     expect(result.rounds_added).toBe(2);
-    const files = (await filesOf(f.history.folder)).filter((n) => n.endsWith(".parquet"));
+    const all = (await filesOf(f.history.folder)).filter((n) => n.endsWith(".parquet"));
+    const files = all.filter((n) => n.startsWith("events/"));
     expect(files).toHaveLength(2);
     expect(files[0]).toMatch(
       /^events\/campaign_id=c%2F1%20%C3%A9\/round_month=2026-10\/part-1-[0-9a-f]{12}\.parquet$/,
     );
     expect(files[1]).toMatch(/round_month=2026-11\//);
+    // Beside each, its messages file, in the same partition folders.
+    expect(all.filter((n) => !n.startsWith("events/"))).toEqual([
+      expect.stringMatching(
+        /^messages\/campaign_id=c%2F1%20%C3%A9\/round_month=2026-10\/part-1-[0-9a-f]{12}\.parquet$/,
+      ),
+      expect.stringMatching(/^messages\/campaign_id=c%2F1%20%C3%A9\/round_month=2026-11\//),
+    ]);
     const duck = await loadDuckDb();
     const db = await duck.DuckDBInstance.create(":memory:");
     const c = await db.connect();
@@ -179,8 +187,10 @@ describe("adding an export", () => {
       ["t-nov", "job-nov2", 1],
       ["t-oct", "job-all", 5],
     ]);
-    // The replaced file is gone: one file per partition.
-    expect((await filesOf(f.history.folder)).filter((n) => n.endsWith(".parquet"))).toHaveLength(2);
+    // The replaced files are gone: one events file and one messages file per partition.
+    const files = (await filesOf(f.history.folder)).filter((n) => n.endsWith(".parquet"));
+    expect(files.filter((n) => n.startsWith("events/"))).toHaveLength(2);
+    expect(files.filter((n) => n.startsWith("messages/"))).toHaveLength(2);
   });
 });
 
