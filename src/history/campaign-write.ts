@@ -3,7 +3,7 @@ import { sqlString } from "../query/events-view.js";
 import type { PartitionAction } from "./campaign-plan.js";
 import type { KeptRound } from "./catalogue.js";
 import type { StagedPartition } from "./commit.js";
-import { messagesSql } from "./messages.js";
+import { messagesSql, USER_KEY_PROBE_SQL } from "./messages.js";
 import { fileListSql, PARQUET_OPTIONS } from "./parquet.js";
 import type { WorkEngine } from "./work-engine.js";
 
@@ -22,6 +22,7 @@ export async function writeCampaignPartitions(
 ): Promise<StagedPartition[]> {
   const out: StagedPartition[] = [];
   let n = 0;
+  const probe = String((await engine.rows(USER_KEY_PROBE_SQL))[0]?.[0]);
   for (const action of actions) {
     if (action.kind === "drop") continue;
     let staged: string;
@@ -53,7 +54,7 @@ export async function writeCampaignPartitions(
     );
     out.push({
       staged,
-      messages: { staged: messages, rows: Number(counted[0]?.[0] ?? 0) },
+      messages: { staged: messages, rows: Number(counted[0]?.[0] ?? 0), key_probe: probe },
       record: {
         dataset: "events",
         dir: action.dir,

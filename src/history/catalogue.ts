@@ -88,6 +88,8 @@ export interface MessagesFile {
   file: string;
   rows: number;
   bytes: number;
+  /** USER_KEY_PROBE's hash by the DuckDB that wrote it (messages.ts). */
+  key_probe: string;
 }
 
 /** One scenario's daily metrics: `scenario_days/scenario_id=`. */
@@ -226,6 +228,7 @@ export const partitionSchema = z.discriminatedUnion("dataset", [
         file: z.string().min(1),
         rows: z.number().int().nonnegative(),
         bytes: z.number().nonnegative(),
+        key_probe: z.string(),
       })
       .optional(),
   }),

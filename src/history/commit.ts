@@ -17,8 +17,8 @@ import { sweepHistory } from "./sweep.js";
 export interface StagedPartition {
   /** The staged file (absolute path). */
   staged: string;
-  /** An events partition's staged messages file (absolute) and its rows. */
-  messages?: { staged: string; rows: number } | undefined;
+  /** An events partition's staged messages file (absolute), its rows and key probe. */
+  messages?: { staged: string; rows: number; key_probe: string } | undefined;
   record: DistributiveOmit<Partition, "file" | "bytes" | "messages">;
 }
 
@@ -72,7 +72,8 @@ export async function commitPlanned(
           partitions.push({ ...record, ...placed } as Partition);
         } else {
           const m = await place(messages.staged, messagesPartitionDir(record.dir));
-          partitions.push({ ...record, ...placed, messages: { ...m, rows: messages.rows } });
+          const { rows, key_probe } = messages;
+          partitions.push({ ...record, ...placed, messages: { ...m, rows, key_probe } });
         }
       }
       next = await target.store.commit(current.generation, {

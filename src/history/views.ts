@@ -12,7 +12,7 @@ import {
   partitionFiles,
   scenarioPartitions,
 } from "./catalogue.js";
-import { MESSAGE_FILE_COLUMNS, messagesSql } from "./messages.js";
+import { MESSAGE_FILE_COLUMNS, messagesSql, USER_KEY_PROBE_SQL } from "./messages.js";
 import { fileListSql, typedEventColumnsSql } from "./parquet.js";
 import { SCENARIO_DAY_COLUMNS } from "./scenario-write.js";
 
@@ -41,9 +41,9 @@ const CAMPAIGN_COLUMNS: readonly (readonly [string, string])[] = [
 /** The columns of `history_messages` with their types. */
 export const MESSAGE_COLUMNS: readonly (readonly [string, string])[] = [
   ["campaign_id", "VARCHAR"],
-  ...MESSAGE_FILE_COLUMNS.slice(0, 8),
+  ...MESSAGE_FILE_COLUMNS.slice(0, 7),
   ["received", "BOOLEAN"],
-  ...MESSAGE_FILE_COLUMNS.slice(8),
+  ...MESSAGE_FILE_COLUMNS.slice(7),
 ];
 
 /** The files a session over `catalogue` reads (absolute). */
@@ -61,7 +61,9 @@ export function historyTables(
     async create(connection: DuckDBConnection): Promise<TableColumns[]> {
       await connection.run(historyViewSql(folder, catalogue, conversionType));
       for (const sql of campaignsTableSql(catalogue)) await connection.run(sql);
-      await connection.run(messagesViewSql(folder, catalogue, conversionType));
+      const probe = await connection.runAndReadAll(USER_KEY_PROBE_SQL);
+      const keyProbe = String(probe.getRows()[0]?.[0]);
+      await connection.run(messagesViewSql(folder, catalogue, conversionType, keyProbe));
       await connection.run(scenarioDaysViewSql(folder, catalogue));
       return [
         { name: "history", columns: HISTORY_COLUMNS },
@@ -94,17 +96,21 @@ function eventsRowsSql(files: readonly string[]): string {
 }
 
 /**
- * `history_messages`: the messages files where every partition has one and no conversion event
- * type is asked for; else grouped here from `history` (whose event_role follows the type asked
- * for), for the partitions without a file or for all of them.
+ * `history_messages`: the messages files of the partitions that have one with this DuckDB's user
+ * keys (`keyProbe`), when no conversion event type is asked for; the other partitions' (all of
+ * them with a conversion type) grouped here from their events by the same rules.
  */
 function messagesViewSql(
   folder: string,
   catalogue: HistoryCatalogue,
   conversionType: string | undefined,
+  keyProbe: string,
 ): string {
   const partitions = eventsPartitions(catalogue);
-  const kept = conversionType === undefined ? partitions.filter((p) => p.messages) : [];
+  const kept =
+    conversionType === undefined
+      ? partitions.filter((p) => p.messages?.key_probe === keyProbe)
+      : [];
   const files = kept.map((p) => join(folder, p.messages?.file as string));
   const fileNames = MESSAGE_FILE_COLUMNS.map(([n]) => sqlIdentifier(n)).join(", ");
   const parts: string[] = [];

@@ -184,7 +184,7 @@ const SELECT =
   "SELECT campaign_id, job_id, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), \"group\", event_type, user_id, strftime(captured_at, '%Y-%m-%d %H:%M:%S')";
 
 const MESSAGES_SELECT =
-  "SELECT campaign_id, job_id, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), \"group\", \"user\", strftime(received_at, '%Y-%m-%d %H:%M:%S'), sent, opened, converted";
+  "SELECT campaign_id, job_id, task_id, strftime(scheduled_at, '%Y-%m-%d %H:%M:%S'), \"group\", CAST(user_key AS VARCHAR), strftime(received_at, '%Y-%m-%d %H:%M:%S'), sent, opened, converted";
 
 let run = 0;
 let f: HistoryFixture | undefined;
@@ -230,7 +230,19 @@ describe("a round is kept from the newest export that holds it", () => {
           spillParent: fixture.dir,
         });
         const messageLines = messages.rows.map((r) => JSON.stringify(r)).sort();
-        expect(messageLines).toEqual(expectedMessages(exports));
+        // The model names users by their text; user_key is its hash.
+        const users = await queryHistory(fixture.history, {
+          sql: "SELECT DISTINCT CAST(hash(coalesce(platform_user_id, user_id)) AS VARCHAR), coalesce(platform_user_id, user_id) FROM history",
+          maxRows: 100,
+          limits: LIMITS,
+          spillParent: fixture.dir,
+        });
+        const userOf = new Map(users.rows.map((r) => [r[0], r[1]]));
+        expect(
+          messages.rows
+            .map((r) => JSON.stringify([...r.slice(0, 5), userOf.get(r[5]), ...r.slice(6)]))
+            .sort(),
+        ).toEqual(expectedMessages(exports));
         // Any reader of the folder as it is (a glob of every Parquet file of a dataset, hive
         // partitions) sees the same rows: no stale or partial file is left beside the live ones.
         expect(await globbed(fixture.history.folder, "events", SELECT)).toEqual(lines);
