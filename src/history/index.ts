@@ -26,6 +26,7 @@ export { History, type HistoryOptions } from "./history.js";
 export { HistoryKeeper, type HistoryStatus } from "./keeper.js";
 export type { CampaignExportInput, IngestResult } from "./ingest-campaign.js";
 export type { ScenarioExportInput, ScenarioIngestResult } from "./ingest-scenario.js";
+export { type JobRows, jobRows } from "./job-files.js";
 export { historyFolder } from "./layout.js";
 export type { PruneResult } from "./prune.js";
 export {
