@@ -7,9 +7,10 @@
  *    "max job") against summarize_export on the same file, runs alternating; targets: at most
  *    2x the summary's time, at most 300 MiB peak RSS;
  * 2. the history's size on disk against the CSV bytes it came from; target at most 25%;
- * 3. the fatigue example (src/history/examples.ts) over a history of 30 campaign exports of
- *    10,000,000 events together (written here by DuckDB, then added one by one, timed too);
- *    target at most 1 s, DuckDB's library already loaded as in a running server.
+ * 3. the fatigue example (src/history/examples.ts, over `history_messages`) on a history of 30
+ *    campaign exports of 10,000,000 events together (written here by DuckDB, then added one by
+ *    one, timed too); target at most 1 s, DuckDB's library already loaded as in a running server.
+ *    A history kept by BENCH_FILES without messages files is added again.
  *
  * BENCH_SENDS (default 2000000) scales the large export; BENCH_EVENTS (default 10000000) and
  * BENCH_EXPORTS (default 30) the fatigue history; BENCH_RUNS (default 3) the repetitions;

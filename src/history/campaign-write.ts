@@ -49,8 +49,10 @@ export async function writeCampaignPartitions(
       );
     }
     const messages = join(staging, `messages-${n++}.parquet`);
-    const counted = await engine.rows(
-      `COPY (${messagesSql(`read_parquet(${sqlString(staged)}, hive_partitioning = false)`)}) TO ${sqlString(messages)} (${PARQUET_OPTIONS})`,
+    const counted = await oneThread(engine, () =>
+      engine.rows(
+        `COPY (${messagesSql(`read_parquet(${sqlString(staged)}, hive_partitioning = false)`)}) TO ${sqlString(messages)} (${PARQUET_OPTIONS})`,
+      ),
     );
     out.push({
       staged,
@@ -66,6 +68,21 @@ export async function writeCampaignPartitions(
     });
   }
   return out;
+}
+
+/**
+ * Runs `work` on one thread: grouping an export's millions of messages on two threads holds two
+ * hash tables' worth of memory outside DuckDB's limit and took the process adding the largest
+ * export over 300 MB; on one it uses less CPU too (bench/RESULTS.md).
+ */
+async function oneThread<T>(engine: WorkEngine, work: () => Promise<T>): Promise<T> {
+  const threads = await engine.rows("SELECT current_setting('threads')");
+  await engine.run("SET threads = 1");
+  try {
+    return await work();
+  } finally {
+    await engine.run(`SET threads = ${Number(threads[0]?.[0] ?? 1)}`);
+  }
 }
 
 function keepTableSql(keep: readonly KeptRound[]): string {
