@@ -181,6 +181,16 @@ async function keptBy(client: Client, job: string): Promise<void> {
   );
 }
 
+/** The servers' warnings about the history: an export not added, a catch-up failed. */
+function historyWarnings(): string[] {
+  return processes.flatMap((p) =>
+    p
+      .stderr()
+      .split("\n")
+      .filter((l) => /\] (warn|error): history/.test(l)),
+  );
+}
+
 function byText(a: readonly unknown[], b: readonly unknown[]): number {
   const [x, y] = [JSON.stringify(a), JSON.stringify(b)];
   return x < y ? -1 : x > y ? 1 : 0;
@@ -228,7 +238,7 @@ describe("team mode: one history for every process", needs("postgresql"), () => 
     expect(ids[1]).toBe(ids[0]);
     jobId = must(ids[0], "the export's job");
     const checked = await Promise.all(
-      conns.map((c) => call(c, "check_export", { job_id: jobId, wait_seconds: 60 })),
+      conns.map((c) => call(c, "check_export", { job_id: jobId, wait_seconds: 50 })),
     );
     const paths = checked.map((r) => {
       expect(r.isError, r.text).toBeFalsy();
@@ -277,6 +287,7 @@ describe("team mode: one history for every process", needs("postgresql"), () => 
       );
     await waitUntil(() => added().some((n) => n > 0), "a process to log the export added");
     expect(added().sort()).toEqual([0, 1]);
+    expect(historyWarnings()).toEqual([]);
 
     const { exportsOfJob, rounds, partitions } = await withPg(async (pool) => ({
       exportsOfJob: await pool.query<{ n: string }>(
@@ -412,5 +423,6 @@ describe("team mode: one history for every process", needs("postgresql"), () => 
       rows_added: 0,
     });
     expect(sandbox.faults.requestCounts.create_export_job - created).toBe(first.exports_created);
+    expect(historyWarnings()).toEqual([]);
   }, 300_000);
 });
