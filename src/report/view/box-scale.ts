@@ -2,8 +2,12 @@
  * The axis of a box chart's row (box-chart.ts), apart from the DOM so it can be checked alone.
  */
 
-/** Axis steps, as ratios: 0.1 pp to 25 pp. */
-const STEPS = [0.001, 0.002, 0.0025, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25];
+/**
+ * Axis steps, as ratios: 0.1 pp to 25 pp. Every multiple of each has at most one decimal in
+ * percent, as the view's axis labels write it (f.axis): a 0.25 pp step would put "92.3%" where
+ * 92.25% is.
+ */
+const STEPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25];
 const MAX_STEPS = 4;
 
 /**
