@@ -117,13 +117,14 @@ export interface McpServer {
 /**
  * Starts `bin serve --http` on a free loopback port, on the embedded sandbox (no service
  * credentials, on its pinned date), its files in `dataDir`. The host's page calls it from
- * `allowedOrigin`, which the server must allow (CORS). Fails with the server's last log lines
- * when it exits before saying where it listens.
+ * `allowedOrigin`, which the server must allow (CORS). `env` adds settings (the sandbox's seed and
+ * date, say). Fails with the server's last log lines when it exits before saying where it listens.
  */
 export function startMcpServer(options: {
   bin: string;
   dataDir: string;
   allowedOrigin: string;
+  env?: Record<string, string>;
 }): Promise<McpServer> {
   const child = spawn(process.execPath, [options.bin, "serve", "--http", "--port", "0"], {
     env: {
@@ -131,6 +132,7 @@ export function startMcpServer(options: {
       CRM_DATA_DIR: options.dataDir,
       CRM_LOG_LEVEL: "warn",
       CRM_HTTP_ALLOWED_ORIGINS: options.allowedOrigin,
+      ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
