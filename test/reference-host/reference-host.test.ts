@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import type { Browser, Frame } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { langOfLocale, reportText } from "../../src/report/i18n/index.js";
 import { buildReport, markCount } from "../../src/report/model.js";
@@ -13,7 +13,6 @@ import {
   chartMarks,
   inPage,
   launchBrowser,
-  openContext,
   saveScreenshot,
 } from "../report/browser-support.js";
 import {
@@ -24,6 +23,14 @@ import {
   writeScenarioXlsx,
 } from "../report/fixtures.js";
 import { measureReadability } from "../report/readability.js";
+import {
+  callTool,
+  HOST_BACKGROUND,
+  type HostSession,
+  hostToolResult,
+  openHost as openHostPage,
+  switchHostTheme,
+} from "./host-page.js";
 import {
   type McpServer,
   type ReferenceHost,
@@ -43,9 +50,6 @@ import {
  */
 
 const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
-
-/** The reference host's own style variables (its host-styles.ts), as the page resolves them. */
-const HOST_BACKGROUND = { light: "rgb(255, 255, 255)", dark: "rgb(26, 26, 26)" };
 
 let dataDir: string;
 let server: McpServer | undefined;
@@ -76,99 +80,16 @@ afterAll(async () => {
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 }, BROWSER_TEST_TIMEOUT_MS);
 
-interface HostSession {
-  context: BrowserContext;
-  page: Page;
-  /** Console errors and warnings of every frame, failed requests, uncaught errors. */
-  problems: string[];
-}
-
 /**
- * The host page, as a person opens it, with everything it logs or fails to load recorded; the
- * browser in `locale` (Chromium's own en-US unless given).
+ * The host page at `width` px in `scheme`, the browser in `locale` (Chromium's own en-US unless
+ * given), with everything it logs or fails to load recorded.
  */
-async function openHost(
-  width: number,
-  scheme: "light" | "dark",
-  locale?: string,
-): Promise<HostSession> {
-  const context = await openContext(browser, {
-    viewport: { width, height: 1400 },
-    // A laptop's screen: label glyphs then have solid pixels to measure at every size.
-    deviceScaleFactor: 2,
-    colorScheme: scheme,
+function openHost(width: number, scheme: "light" | "dark", locale?: string): Promise<HostSession> {
+  return openHostPage(browser, host, mcpUrl, {
+    width,
+    scheme,
     ...(locale === undefined ? {} : { locale }),
   });
-  const problems: string[] = [];
-  // Only the host's two origins and the MCP server; anything else would be a request the view
-  // or the host makes to the outside.
-  const allowed = [`${host.origin}/`, `${host.sandboxOrigin}/`, mcpUrl];
-  await context.route("**/*", async (route) => {
-    const url = route.request().url();
-    if (allowed.some((a) => url.startsWith(a))) {
-      await route.continue();
-    } else {
-      problems.push(`blocked request: ${url}`);
-      await route.abort();
-    }
-  });
-  const page = await context.newPage();
-  // The host's MCP client opens a GET /mcp stream for server messages, which a stateless server
-  // declines with 405 as Streamable HTTP allows; Chromium logs every 4xx as a console error. That
-  // one message is expected only when such a response was seen; any other is a problem.
-  let declinedStreams = 0;
-  page.on("response", (r) => {
-    if (r.request().method() === "GET" && r.url() === mcpUrl && r.status() === 405) {
-      declinedStreams++;
-    }
-  });
-  page.on("console", (m) => {
-    if (m.type() !== "error" && m.type() !== "warning") return;
-    if (
-      declinedStreams > 0 &&
-      m.text() ===
-        "Failed to load resource: the server responded with a status of 405 (Method Not Allowed)"
-    ) {
-      declinedStreams--;
-      return;
-    }
-    problems.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
-  await page.goto(`${host.origin}/index.html`);
-  return { context, page, problems };
-}
-
-/** Picks the tool, types its arguments and presses Call Tool; waits for the view to draw. */
-async function callTool(page: Page, tool: string, args: Record<string, unknown>): Promise<Frame> {
-  const toolSelect = page.locator("form label", { hasText: "Tool" }).locator("select");
-  await toolSelect.locator(`option[value="${tool}"]`).waitFor({ state: "attached" });
-  await toolSelect.selectOption(tool);
-  await page.locator("form textarea").fill(JSON.stringify(args));
-  await page.getByRole("button", { name: "Call Tool" }).click();
-  const ready = page
-    .frameLocator("iframe")
-    .frameLocator("iframe")
-    .locator("#report[data-state=ready]");
-  await ready.waitFor();
-  const view = page.frames().find((f) => f.parentFrame()?.parentFrame() === page.mainFrame());
-  if (view === undefined) throw new Error("the view's frame (inside the sandbox proxy) is missing");
-  return view;
-}
-
-/** The result the host handed the view, read from the host's own Tool Result panel. */
-async function hostToolResult(page: Page): Promise<{ structuredContent: unknown }> {
-  await page.getByText("Tool Result").click();
-  const text = await page.locator("pre").last().textContent();
-  return JSON.parse(text ?? "null") as { structuredContent: unknown };
-}
-
-async function switchHostTheme(page: Page, view: Frame, to: "light" | "dark"): Promise<void> {
-  await page.locator(`button[title="Switch to ${to} mode"]`).click();
-  await view.waitForFunction(
-    `getComputedStyle(document.body).backgroundColor === ${JSON.stringify(HOST_BACKGROUND[to])}`,
-  );
 }
 
 /** Marks per chart equal the values of the result; every text reads; no legend shows "-". */
