@@ -23,10 +23,10 @@ export { describeHistory, type HistoryDescription } from "./describe.js";
 export { HistoryError } from "./errors.js";
 export { HISTORY_EXAMPLES } from "./examples.js";
 export { History, type HistoryOptions } from "./history.js";
-export { HistoryKeeper, type HistoryStatus } from "./keeper.js";
 export type { CampaignExportInput, IngestResult } from "./ingest-campaign.js";
 export type { ScenarioExportInput, ScenarioIngestResult } from "./ingest-scenario.js";
 export { type JobRows, jobRows } from "./job-files.js";
+export { HistoryKeeper, type HistoryStatus } from "./keeper.js";
 export { historyFolder } from "./layout.js";
 export type { PruneResult } from "./prune.js";
 export {

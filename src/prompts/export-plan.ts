@@ -5,9 +5,9 @@ import {
   MAX_METRICS_WINDOW_DAYS,
   sendsText,
 } from "../api/limits.js";
+import { roundReadiness } from "../api/round-readiness.js";
 import type { MetricsCampaign } from "../api/schemas.js";
 import type { RecentCampaigns } from "./recent-campaigns.js";
-import { roundReadiness } from "../api/round-readiness.js";
 
 /** Inclusive dates (YYYY-MM-DD in the application's zone), as start_export takes them. */
 export interface DateRange {

@@ -1,8 +1,8 @@
 import { DateTime } from "luxon";
 import { formatMetricsParam, splitMetricsWindow } from "../api/dates.js";
+import { roundReadiness } from "../api/round-readiness.js";
 import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
 import type { CrmApi } from "../api/types.js";
-import { roundReadiness } from "../api/round-readiness.js";
 import type { WindowRound } from "./plan.js";
 import type { SyncWindow } from "./window.js";
 
