@@ -1,6 +1,7 @@
 import { userInfo } from "node:os";
 import { type Config, ConfigError, loadConfig } from "../config.js";
 import type { ExportRuntime } from "../exports/export-call.js";
+import { formatCount } from "../format.js";
 import { databasePassword } from "../ledger/postgres-url.js";
 import { log, setLogLevel } from "../log.js";
 import type { ToolRuntime } from "../mcp/tool.js";
@@ -176,7 +177,7 @@ function summaryText(report: SyncReport): string {
   return `${[
     `Campaigns with rounds in the window: ${report.campaigns}`,
     `Exports created: ${report.exports_created}, reused: ${report.exports_reused}`,
-    `Rounds added: ${report.rounds_added}, rows added: ${report.rows_added}`,
+    `Rounds added: ${formatCount(report.rounds_added)}, rows added: ${formatCount(report.rows_added)}`,
     `Waited for the export budget: ${report.waited_seconds} s`,
   ].join("\n")}\n`;
 }

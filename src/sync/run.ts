@@ -6,6 +6,7 @@ import type { ExportRuntime } from "../exports/export-call.js";
 import { followJob } from "../exports/export-flow.js";
 import { type FoundJob, findOrCreateJob } from "../exports/find-or-create.js";
 import { MAX_WAIT_SECONDS } from "../exports/wait-seconds.js";
+import { formatCount } from "../format.js";
 import type { CampaignExportRecord, History, KeptRound } from "../history/index.js";
 import { sleep } from "../sleep.js";
 import { campaignsInWindow, type WindowCampaign } from "./campaigns.js";
@@ -255,7 +256,7 @@ async function finish(
     });
     context.progress.done(
       item,
-      `job ${job._id} (${reused ? "reused" : "created"}): ${added.length} round(s) and ${rows} row(s) added`,
+      `job ${job._id} (${reused ? "reused" : "created"}): ${added.length} round(s) and ${formatCount(rows)} row(s) added`,
     );
   } catch (error) {
     if (context.signal.aborted) return;
