@@ -39,17 +39,11 @@ export function queryHistory(
 ): Promise<QueryResult> {
   return withHistoryTables(history, options.conversionEventType, (extra) =>
     runQuery({
+      ...historySessionOptions(extra, options),
       sql: options.sql,
-      events: [],
-      conversionType: conversionTypeOf(options.conversionEventType),
-      scenarios: [],
-      extra,
-      limits: options.limits,
-      spillParent: options.spillParent ?? tmpdir(),
       maxRows: options.maxRows,
       maxChars: options.maxChars ?? Number.POSITIVE_INFINITY,
       maxCellChars: MAX_CELL_CHARS,
-      ...(options.signal ? { signal: options.signal } : {}),
     }),
   );
 }
