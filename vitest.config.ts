@@ -10,14 +10,23 @@ const ROOT = fileURLToPath(new URL(".", import.meta.url));
 
 /**
  * Test files that run the built package (dist/): the bin as a child process, or modules a child
- * process imports. Found by their reference to dist/, so a new one cannot be forgotten here. Only
- * their project builds dist/ (test/setup/build-dist.ts), while the others already run.
+ * process imports. Found by their reference to dist/, or by their import of a test helper that
+ * refers to it (test/helpers/serve-http.ts), so a new one cannot be forgotten here. Only their
+ * project builds dist/ (test/setup/build-dist.ts), while the others already run.
  */
-const BUILT = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
-  .filter((f) => f.endsWith(".test.ts"))
-  .map((f) => join("test", f))
-  .filter((f) => /["'`/]dist\//.test(readFileSync(join(ROOT, f), "utf8")))
-  .sort();
+const TEST_FILES = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => join("test", f));
+const refersToDist = (f: string) => /["'`/]dist\//.test(readFileSync(join(ROOT, f), "utf8"));
+const DIST_HELPERS = TEST_FILES.filter((f) => !f.endsWith(".test.ts") && refersToDist(f)).map(
+  (f) => `/${f.split("/").at(-1)?.replace(/\.ts$/, ".js")}"`,
+);
+const BUILT = TEST_FILES.filter(
+  (f) =>
+    f.endsWith(".test.ts") &&
+    (refersToDist(f) ||
+      DIST_HELPERS.some((helper) => readFileSync(join(ROOT, f), "utf8").includes(helper))),
+).sort();
 
 // A renamed or removed long file would silently lose its early start: fail instead.
 for (const file of START_FIRST) readFileSync(join(ROOT, file));

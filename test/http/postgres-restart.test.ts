@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +14,7 @@ import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
+import { type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { childRunEnv } from "../setup/temp-folder.js";
@@ -26,7 +26,6 @@ import { childRunEnv } from "../setup/temp-folder.js";
  * creates while the database is down. scripts/load-http.mjs --pg-outage runs the same for the
  * figures in docs/team-mode.md, with a 10-s outage.
  */
-const BIN = new URL("../../dist/cli.js", import.meta.url);
 const TOKEN = "restart-0123456789abcdef0123";
 const PASSWORD = "pw-never-shown-4f1c9a7e2b";
 const CLIENTS = 20;
@@ -45,7 +44,7 @@ let db: TestPostgres;
 let sandbox: RunningSandbox;
 let proxy: HoldingProxy;
 let dataDir: string;
-let server: { child: ChildProcess; url: string; stderr: () => string } | undefined;
+let server: ServerProcess | undefined;
 const clients: Client[] = [];
 
 /** One finished call as the client saw it. */
@@ -275,47 +274,23 @@ function jobIdOf(result: ToolResult | undefined): string | undefined {
   return (result?.structured.job as { _id?: string } | undefined)?._id;
 }
 
-async function spawnServer(
-  databaseUrl: string,
-): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
-    env: {
-      PATH: process.env.PATH,
-      ...childRunEnv(),
-      CRM_LOG_LEVEL: "warn",
-      // Creations go through the holding proxy; downloads go to the sandbox itself.
-      CRM_BASE_URL: proxy.url,
-      CRM_REALTIME_BASE_URL: sandbox.base_url,
-      CRM_APPLICATION_ID: sandbox.application_id,
-      CRM_SECRET_KEY: sandbox.secret_key,
-      CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
-      CRM_DATA_DIR: dataDir,
-      CRM_POLL_INTERVAL_SECONDS: "0.2",
-      CRM_DATABASE_URL: databaseUrl,
-      CRM_HTTP_TOKENS: `load:${TOKEN}`,
-      CRM_HTTP_MAX_CONCURRENT: "64",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+function spawnServer(databaseUrl: string): Promise<ServerProcess> {
+  return spawnHttpServer({
+    PATH: process.env.PATH,
+    ...childRunEnv(),
+    CRM_LOG_LEVEL: "warn",
+    // Creations go through the holding proxy; downloads go to the sandbox itself.
+    CRM_BASE_URL: proxy.url,
+    CRM_REALTIME_BASE_URL: sandbox.base_url,
+    CRM_APPLICATION_ID: sandbox.application_id,
+    CRM_SECRET_KEY: sandbox.secret_key,
+    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
+    CRM_DATA_DIR: dataDir,
+    CRM_POLL_INTERVAL_SECONDS: "0.2",
+    CRM_DATABASE_URL: databaseUrl,
+    CRM_HTTP_TOKENS: `load:${TOKEN}`,
+    CRM_HTTP_MAX_CONCURRENT: "64",
   });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    // A guard, not a wait: fails a server that never starts instead of hanging the test.
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30_000);
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -15,6 +15,7 @@ import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
+import { BUILT_BIN, type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { childRunEnv } from "../setup/temp-folder.js";
@@ -26,17 +27,10 @@ import { childRunEnv } from "../setup/temp-folder.js";
  * round once, one Parquet file per partition); either process answers the same history questions;
  * what sync adds, both see.
  */
-const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
 const TOKENS = { alice: "alice-0123456789abcdef0123", bob: "bob-0123456789abcdef012345" } as const;
 const run = promisify(execFile);
 const DAY_MS = 86_400_000;
 const KST_MS = 9 * 3_600_000;
-
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-}
 
 /** One send round and its rows, as every reader below states it. */
 type RoundCount = [task: string, scheduledAt: string, group: string, rows: number];
@@ -72,31 +66,14 @@ function serviceEnv(): Record<string, string> {
 }
 
 async function spawnServer(): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
-    env: {
-      ...serviceEnv(),
-      // Each process says which export it added: the proof that only one of them did.
-      CRM_LOG_LEVEL: "info",
-      CRM_HTTP_TOKENS: Object.entries(TOKENS)
-        .map(([name, token]) => `${name}:${token}`)
-        .join(","),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const server = await spawnHttpServer({
+    ...serviceEnv(),
+    // Each process says which export it added: the proof that only one of them did.
+    CRM_LOG_LEVEL: "info",
+    CRM_HTTP_TOKENS: Object.entries(TOKENS)
+      .map(([name, token]) => `${name}:${token}`)
+      .join(","),
   });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const newline = out.indexOf("\n");
-      if (newline !== -1) resolve((JSON.parse(out.slice(0, newline)) as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
-  });
-  const server = { child, url, stderr: () => stderr };
   processes.push(server);
   return server;
 }
@@ -379,7 +356,7 @@ describe("team mode: one history for every process", needs("postgresql"), () => 
     const sync = async () => {
       const { stdout } = await run(
         process.execPath,
-        [BIN, "sync", "--campaign", synced._id, "--until", sandboxDay(sandbox, 0), "--json"],
+        [BUILT_BIN, "sync", "--campaign", synced._id, "--until", sandboxDay(sandbox, 0), "--json"],
         { env: serviceEnv(), timeout: 240_000 },
       );
       return JSON.parse(stdout) as Record<string, number>;

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +8,7 @@ import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
+import { type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { childRunEnv } from "../setup/temp-folder.js";
@@ -17,7 +17,6 @@ import { childRunEnv } from "../setup/temp-folder.js";
  * Team mode end to end: several `serve --http` processes (the built bin) sharing one PostgreSQL
  * ledger and one data folder, in front of a sandbox (real clock: the servers read the real one).
  */
-const BIN = new URL("../../dist/cli.js", import.meta.url);
 const TOKENS = {
   alice: "alice-0123456789abcdef0123",
   bob: "bob-0123456789abcdef012345",
@@ -25,20 +24,14 @@ const TOKENS = {
 } as const;
 type User = keyof typeof TOKENS;
 
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-}
-
 let db: TestPostgres;
 let dataDir: string;
 const processes: ServerProcess[] = [];
 const clients: Client[] = [];
 
 async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN.pathname, "serve", "--http", "--port", "0"], {
-    env: {
+  const server = await spawnHttpServer(
+    {
       PATH: process.env.PATH,
       ...childRunEnv(),
       CRM_BASE_URL: sandbox.base_url,
@@ -52,27 +45,8 @@ async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
         .map(([name, token]) => `${name}:${token}`)
         .join(","),
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    // A guard, not a wait: fails a server that never starts instead of hanging the test.
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000);
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
-  });
-  const server = { child, url, stderr: () => stderr };
+    20_000,
+  );
   processes.push(server);
   return server;
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { needs } from "../helpers/needs.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
+import { BUILT_BIN, spawnHttpServer } from "../helpers/serve-http.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { childRunEnv } from "../setup/temp-folder.js";
 
@@ -21,7 +22,6 @@ import { childRunEnv } from "../setup/temp-folder.js";
  * the provider's access tokens, one with a scoped static token). Afterwards `audit --json` lists
  * every call with its caller, and every export job names its creator.
  */
-const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
 const PUBLIC_URL = "https://crm-mcp.example.com/mcp";
 const LEAD_TOKEN = "lead-static-token-0123456789abcdef";
 const run = promisify(execFile);
@@ -48,30 +48,15 @@ function serviceEnv(): Record<string, string> {
 }
 
 async function spawnServer(): Promise<string> {
-  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0"], {
-    env: {
-      ...serviceEnv(),
-      CRM_OAUTH_ISSUER: provider.issuer,
-      // Both processes are one resource behind one public URL: tokens name it as audience.
-      CRM_PUBLIC_URL: PUBLIC_URL,
-      CRM_HTTP_TOKENS: `lead:${LEAD_TOKEN}:crm.export`,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const server = await spawnHttpServer({
+    ...serviceEnv(),
+    CRM_OAUTH_ISSUER: provider.issuer,
+    // Both processes are one resource behind one public URL: tokens name it as audience.
+    CRM_PUBLIC_URL: PUBLIC_URL,
+    CRM_HTTP_TOKENS: `lead:${LEAD_TOKEN}:crm.export`,
   });
-  children.push(child);
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      const newline = out.indexOf("\n");
-      if (newline !== -1) resolve((JSON.parse(out.slice(0, newline)) as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
-  });
+  children.push(server.child);
+  return server.url;
 }
 
 async function connect(url: string, token: string): Promise<Client> {
@@ -180,7 +165,7 @@ describe("three callers, two processes, one database", needs("postgresql"), () =
     expect(await names(analyst[1])).not.toContain("start_export");
     expect(await names(exporter[0])).not.toContain("query_export");
 
-    const { stdout } = await run(process.execPath, [BIN, "audit", "--json"], {
+    const { stdout } = await run(process.execPath, [BUILT_BIN, "audit", "--json"], {
       env: serviceEnv(),
     });
     const trail = JSON.parse(stdout) as Array<{
@@ -198,7 +183,7 @@ describe("three callers, two processes, one database", needs("postgresql"), () =
     for (const token of [exporterToken, analystToken, LEAD_TOKEN]) {
       expect(stdout).not.toContain(token);
     }
-    const lines = await run(process.execPath, [BIN, "audit", "--caller", "lead"], {
+    const lines = await run(process.execPath, [BUILT_BIN, "audit", "--caller", "lead"], {
       env: serviceEnv(),
     });
     expect(lines.stdout).toContain("3 call(s)");
