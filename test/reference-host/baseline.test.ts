@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, Frame } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CampaignBaseline as Baseline } from "../../src/history/baseline.js";
 import { langOfLocale, type ReportText, reportText } from "../../src/report/i18n/index.js";
 import { buildReport } from "../../src/report/model.js";
 import { createWorld, type SandboxCampaign } from "../../src/sandbox/world/index.js";
@@ -45,20 +46,6 @@ const WIDTH = 560;
 const SANDBOX = { seed: 42, now: "2026-11-22T09:00:00+09:00" };
 const RATES = ["delivery", "open", "click", "conversion", "failure"] as const;
 type Rate = (typeof RATES)[number];
-
-interface Metric {
-  value: number;
-  median: number;
-  p25: number;
-  p75: number;
-  flag: "above" | "below" | null;
-}
-interface Baseline {
-  channel: string;
-  campaigns: number;
-  window: { from: string; to: string };
-  metrics: Record<Rate, Metric>;
-}
 
 let dataDir: string;
 let server: McpServer | undefined;

@@ -1,6 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CampaignBaseline as Baseline } from "../../../src/history/baseline.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
 import { must } from "../../helpers/must.js";
 import {
@@ -21,19 +22,6 @@ import { namedCalls, run } from "../../prompts/named-calls.js";
 const RATES = ["delivery", "open", "click", "conversion", "failure"] as const;
 type Rate = (typeof RATES)[number];
 
-interface Metric {
-  value: number;
-  median: number;
-  p25: number;
-  p75: number;
-  flag: "above" | "below" | null;
-}
-interface Baseline {
-  channel: string;
-  campaigns: number;
-  window: { from: string; to: string };
-  metrics: Record<Rate, Metric>;
-}
 interface Totals {
   sent: number;
   received: number;
