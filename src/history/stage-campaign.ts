@@ -125,7 +125,7 @@ export function malformed(path: string, error: unknown): HistoryError {
   } else if (/invalid unicode|utf-?8/i.test(message)) why = "it is not valid UTF-8 text";
   const where = line === undefined ? "" : `line ${line}: `;
   return new HistoryError(
-    `${JSON.stringify(path)} cannot be added to the history: ${where}${why}. The file looks cut short or is not an unedited campaign export; nothing of it was added. Download it again (check_export with its job_id) or create a new export (start_export with force: true).`,
+    `${JSON.stringify(path)} cannot be added to the history: ${where}${why}. The file looks cut short or is not an unedited campaign export; nothing of it was added. Export it again: start_export with the same arguments and force: true (check_export would give back the same file).`,
     "malformed_file",
   );
 }

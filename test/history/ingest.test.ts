@@ -216,7 +216,7 @@ describe("files that are not added", () => {
       /cut\.csv" cannot be added to the history: line 11: it has 8 fields where 13 are expected\. The file looks cut short/,
     );
     expect(message).not.toContain("u_2");
-    expect(message).toContain("check_export");
+    expect(message).toContain("start_export with the same arguments and force: true");
   });
 
   it("a file cut inside a quoted field", async () => {

@@ -51,7 +51,7 @@ describe("HistoryError text", () => {
     ],
     [
       "malformed_file",
-      '"/d/a.csv" cannot be added to the history: line 9: it is cut short. Download it again (check_export with its job_id) or create a new export (start_export with force: true).',
+      '"/d/a.csv" cannot be added to the history: line 9: it is cut short. Export it again: start_export with the same arguments and force: true.',
     ],
     [
       "not_scenario_export",
