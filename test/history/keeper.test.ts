@@ -96,5 +96,19 @@ describe("the history fed by the server's downloads", () => {
     expect(refused.text).toContain("Not added to the history of exports");
     const held = must(await h.runtime.history.history(), "the history");
     expect((await held.catalogue()).exports.map((e) => e.job_id)).not.toContain(cut.jobId);
+
+    // What the error says to do: the same export again with force, a new job whose file is kept.
+    expect(history.error).toContain("start_export with the same arguments and force: true");
+    const again = await callOn(later, "start_export", {
+      type: "campaign_event_data",
+      campaign_id: campaignIds[2],
+      force: true,
+      wait_seconds: 50,
+    });
+    expect(again.isError, again.text).toBeFalsy();
+    const againId = (again.structured.job as { _id: string })._id;
+    expect(againId).not.toBe(cut.jobId);
+    const kept = await historyStatusOf(later, againId, ["kept", "failed"]);
+    expect(kept.structured.history).toEqual({ status: "kept" });
   });
 });
