@@ -1,6 +1,8 @@
-import { mkdir } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type Browser,
@@ -36,18 +38,31 @@ export async function launchBrowser(): Promise<Browser> {
     throw new Error(`${absent}: the describe() around this test should have needs("chromium")`);
   }
   await mkdir(ARTIFACTS, { recursive: true });
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  // Chromium keeps files of its own in TMPDIR (".org.chromium.Chromium.*", shared memory where
+  // /dev/shm is small) and can leave one behind when a renderer ends mid-way; the run's check of
+  // its temp folder (test/setup/temp-folder.ts) would then fail a run whose tests all passed. Each
+  // browser gets a folder of its own, removed with everything in it once the browser is gone.
+  const temp = await mkdtemp(join(tmpdir(), "chromium-"));
+  const browser = await chromium
+    .launch({
+      executablePath: chromiumPath(),
+      env: { ...process.env, TMPDIR: temp, TMP: temp, TEMP: temp },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    })
+    .catch((error: unknown) => {
+      rmSync(temp, { recursive: true, force: true });
+      throw error;
+    });
+  browser.on("disconnected", () => rmSync(temp, { recursive: true, force: true }));
+  return browser;
 }
 
 /** A browser context whose steps wait up to BROWSER_STEP_TIMEOUT_MS. */
