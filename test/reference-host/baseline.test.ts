@@ -45,7 +45,6 @@ const WIDTH = 560;
  */
 const SANDBOX = { seed: 42, now: "2026-11-22T09:00:00+09:00" };
 const RATES = ["delivery", "open", "click", "conversion", "failure"] as const;
-type Rate = (typeof RATES)[number];
 
 let dataDir: string;
 let server: McpServer | undefined;
