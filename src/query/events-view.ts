@@ -27,12 +27,35 @@ export function columnType(column: CampaignColumn): string {
   return "VARCHAR";
 }
 
-/** One file the view reads: the CSV itself, or its Parquet copy (same columns, same types). */
-export interface EventsFile {
+/**
+ * What the view reads of one export: the CSV itself, its Parquet copy (same columns, same types),
+ * or its rows kept whole elsewhere.
+ */
+export type EventsFile = ExportFile | KeptEventRows;
+
+/** The export's CSV, or its Parquet copy. */
+export interface ExportFile {
   /** The path DuckDB reads. */
   path: string;
   format: "csv" | "parquet";
   jobId: string | null;
+}
+
+/**
+ * An export's rows kept whole by another module (the history's Parquet files): a SELECT giving
+ * exactly the file's rows as its 13 columns typed as the view types them, then `job_id`, and
+ * the only files it reads. The query module runs it as given, so only code builds it.
+ */
+export interface KeptEventRows {
+  format: "kept";
+  sql: string;
+  paths: readonly string[];
+  jobId: string;
+}
+
+/** The files DuckDB reads for one part of the view. */
+export function eventsFilePaths(file: EventsFile): readonly string[] {
+  return file.format === "kept" ? file.paths : [file.path];
 }
 
 export function sqlString(text: string): string {
@@ -74,7 +97,7 @@ const PARQUET_COLUMNS = CAMPAIGN_CSV_COLUMNS.map(
 ).join(", ");
 
 /** The job ID of each file, looked up by the file name DuckDB reports for each row. */
-function jobIdSql(files: EventsFile[]): string {
+function jobIdSql(files: ExportFile[]): string {
   const known = files.filter((f) => f.jobId !== null);
   if (known.length === 0) return "CAST(NULL AS VARCHAR) AS job_id";
   const whens = known
@@ -102,12 +125,15 @@ export function eventsViewSql(files: EventsFile[], conversionType: string | unde
 function rowsSql(files: EventsFile[]): string {
   if (files.length === 0) return emptyEventsSql();
   const parts: string[] = [];
-  const csv = files.filter((f) => f.format === "csv").map((f) => f.path);
-  const parquet = files.filter((f) => f.format === "parquet").map((f) => f.path);
-  const jobId = jobIdSql(files);
+  const exportFiles = files.filter((f): f is ExportFile => f.format !== "kept");
+  const csv = exportFiles.filter((f) => f.format === "csv").map((f) => f.path);
+  const parquet = exportFiles.filter((f) => f.format === "parquet").map((f) => f.path);
+  const jobId = jobIdSql(exportFiles);
   if (csv.length > 0) parts.push(`SELECT ${COLUMN_LIST}, ${jobId} FROM ${csvReadSql(csv)}`);
   if (parquet.length > 0) {
     parts.push(`SELECT ${PARQUET_COLUMNS}, ${jobId} FROM ${parquetReadSql(parquet)}`);
   }
+  // Positional, as UNION ALL is: the kept rows' columns come in the same order and types.
+  for (const kept of files) if (kept.format === "kept") parts.push(`SELECT * FROM (${kept.sql})`);
   return parts.join(" UNION ALL ");
 }

@@ -2,12 +2,14 @@ import { tmpdir } from "node:os";
 import { conversionTypeOf } from "../analysis/event-roles.js";
 import type { QueryLimits } from "../config.js";
 import { QueryError } from "./errors.js";
-import { type CacheOptions, eventsFiles } from "./parquet-cache.js";
+import { type CacheOptions, eventsFiles, type KeptRowsLookup } from "./parquet-cache.js";
 import { type QueryResult, runQuery } from "./run.js";
 import type { ExtraTables } from "./session.js";
 import { MAX_QUERY_FILES, type QuerySource, resolveSource, uniqueSources } from "./sources.js";
 
 export { QueryError } from "./errors.js";
+export type { KeptEventRows } from "./events-view.js";
+export type { KeptRowsLookup } from "./parquet-cache.js";
 export type { QueryColumn, QueryResult } from "./run.js";
 export type { QuerySource } from "./sources.js";
 
@@ -32,6 +34,11 @@ export interface QueryFilesOptions {
   checkSource?: (source: QuerySource) => Promise<void>;
   /** Read the data folder's exports through their Parquet copies (made on first use). */
   cache?: Omit<CacheOptions, "limits" | "signal">;
+  /**
+   * Where an export named by its job keeps its rows whole besides its file (the history's):
+   * read there instead of the file or its Parquet copy.
+   */
+  keptRows?: KeptRowsLookup;
   /** Tables of another module in the same session (the history's); `files` may then be empty. */
   extra?: ExtraTables;
   signal?: AbortSignal;
@@ -43,7 +50,7 @@ export async function queryFiles(options: QueryFilesOptions): Promise<QueryResul
     options.files.length === 0 && options.extra !== undefined ? [] : await resolveSources(options);
   return runQuery({
     sql: options.sql,
-    events: await eventsFiles(sources, cacheOptions(options)),
+    events: await eventsFiles(sources, cacheOptions(options), options.keptRows),
     conversionType: conversionTypeOf(options.conversionEventType),
     scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
     extra: options.extra,

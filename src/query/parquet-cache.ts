@@ -6,7 +6,13 @@ import { log } from "../log.js";
 import { cachePath, fileFingerprint } from "./cache-files.js";
 import { type DuckDb, loadDuckDb } from "./engine.js";
 import { QueryError } from "./errors.js";
-import { csvReadSql, type EventsFile, sqlString, typedColumnsSql } from "./events-view.js";
+import {
+  csvReadSql,
+  type EventsFile,
+  type KeptEventRows,
+  sqlString,
+  typedColumnsSql,
+} from "./events-view.js";
 import type { QuerySource } from "./sources.js";
 
 /**
@@ -35,9 +41,16 @@ const CONVERSION_TIMEOUT_MS = 10 * 60 * 1000;
 /** Conversions under way in this process, by cache path: two queries share one. */
 const converting = new Map<string, Promise<void>>();
 
+/**
+ * Where an export's rows are kept whole besides its file (the history's Parquet, given by the
+ * caller: this module may not know the history), or undefined to read the file as usual.
+ */
+export type KeptRowsLookup = (source: QuerySource) => Promise<KeptEventRows | undefined>;
+
 export async function eventsFiles(
   sources: QuerySource[],
   options: CacheOptions | undefined,
+  keptRows?: KeptRowsLookup,
 ): Promise<EventsFile[]> {
   const out: EventsFile[] = [];
   // Sources are real paths: the folder is compared as one too (macOS's /tmp is /private/tmp).
@@ -47,6 +60,14 @@ export async function eventsFiles(
       : await realpath(options.exportsFolder).catch(() => options.exportsFolder);
   for (const source of sources) {
     if (source.kind !== "campaign_csv") continue;
+    // Rows kept whole elsewhere are already typed and columnar: read there, this export gets no
+    // copy of its own (neither before the question nor in the background), which would cost a
+    // full read of the CSV for nothing.
+    const kept = source.jobId === null ? undefined : await keptRows?.(source);
+    if (kept !== undefined) {
+      out.push(kept);
+      continue;
+    }
     const cached =
       options !== undefined && dirname(source.path) === exports
         ? await copyOrBackground(source, options)

@@ -1,7 +1,13 @@
 import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { QueryLimits } from "../config.js";
 import type { DuckDb } from "./engine.js";
-import { EVENTS_COLUMNS, type EventsFile, eventsViewSql, sqlString } from "./events-view.js";
+import {
+  EVENTS_COLUMNS,
+  type EventsFile,
+  eventsFilePaths,
+  eventsViewSql,
+  sqlString,
+} from "./events-view.js";
 import { loadScenarioTables } from "./scenario-tables.js";
 import type { QuerySource } from "./sources.js";
 import type { TableColumns } from "./sql-hints.js";
@@ -61,7 +67,7 @@ export async function openSession(duck: DuckDb, plan: SessionPlan): Promise<Quer
     const scenarioTables = await loadScenarioTables(duck, connection, plan.scenarios, plan.signal);
     const extraTables = (await plan.extra?.create(connection)) ?? [];
     tables = [{ name: "events", columns: [...EVENTS_COLUMNS] }, ...scenarioTables, ...extraTables];
-    const allowed = [...plan.events.map((f) => f.path), ...(plan.extra?.paths ?? [])].map(
+    const allowed = [...plan.events.flatMap(eventsFilePaths), ...(plan.extra?.paths ?? [])].map(
       sqlString,
     );
     if (allowed.length > 0) await connection.run(`SET allowed_paths = [${allowed.join(", ")}]`);

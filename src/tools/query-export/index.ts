@@ -34,6 +34,7 @@ import {
   renderHistoryDescription,
   STILL_ADDING_NOTE,
 } from "./history.js";
+import { historyRows, withHistoryRows } from "./history-rows.js";
 
 const DEFAULT_MAX_ROWS = 100;
 const MAX_ROWS = 1000;
@@ -165,6 +166,15 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
       },
       signal: call.signal,
     };
+    // An export the history holds whole is read from there (history-rows.ts).
+    const kept = historyRows(
+      () => runtime.history.history(),
+      (source) =>
+        call.progress(
+          undefined,
+          `reading ${basename(source.path)} from its copy in the history of exports (Parquet)`,
+        ),
+    );
     await mkdir(runtime.dataFolder, { recursive: true });
     const sources =
       chosen.length === 0 ? [] : await resolveSources({ ...base, sql: "", maxRows: 0 });
@@ -180,14 +190,16 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
           const description: ExportDescription | undefined =
             sources.length === 0
               ? undefined
-              : await describeExports({
-                  events: await eventsFiles(sources, cacheOptions(base)),
-                  conversionType: conversionTypeOf(args.conversion_event_type),
-                  scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
-                  limits: runtime.config.query,
-                  spillParent: runtime.dataFolder,
-                  signal: call.signal,
-                });
+              : await withHistoryRows(kept, async (keptRows) =>
+                  describeExports({
+                    events: await eventsFiles(sources, cacheOptions(base), keptRows),
+                    conversionType: conversionTypeOf(args.conversion_event_type),
+                    scenarios: sources.filter((s) => s.kind === "scenario_xlsx"),
+                    limits: runtime.config.query,
+                    spillParent: runtime.dataFolder,
+                    signal: call.signal,
+                  }),
+                );
           const history =
             held === undefined
               ? undefined
@@ -238,13 +250,14 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
           maxChars: Math.floor(runtime.config.resultMaxTokens * 2.5),
         };
         let emptyHistory = false;
-        const result =
+        const result = await withHistoryRows(kept, (keptRows) =>
           held === undefined
-            ? await queryFiles(options)
-            : await withHistoryTables(held.history, args.conversion_event_type, (extra, kept) => {
-                emptyHistory = kept.exports.length === 0;
-                return queryFiles({ ...options, extra });
-              });
+            ? queryFiles({ ...options, keptRows })
+            : withHistoryTables(held.history, args.conversion_event_type, (extra, catalogue) => {
+                emptyHistory = catalogue.exports.length === 0;
+                return queryFiles({ ...options, keptRows, extra });
+              }),
+        );
         const { cells_cut, ...rest } = result;
         const chart = drawnChart(result, args.chart);
         const cut = result.truncated
