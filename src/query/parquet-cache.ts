@@ -43,9 +43,11 @@ const converting = new Map<string, Promise<void>>();
 
 /**
  * Where an export's rows are kept whole besides its file (the history's Parquet, given by the
- * caller: this module may not know the history), or undefined to read the file as usual.
+ * caller: this module may not know the history); "coming" while they are being kept (the file
+ * is read, and no copy of it is begun: the kept rows serve the next question); undefined to
+ * read the file as usual.
  */
-export type KeptRowsLookup = (source: QuerySource) => Promise<KeptEventRows | undefined>;
+export type KeptRowsLookup = (source: QuerySource) => Promise<KeptEventRows | "coming" | undefined>;
 
 export async function eventsFiles(
   sources: QuerySource[],
@@ -64,13 +66,13 @@ export async function eventsFiles(
     // copy of its own (neither before the question nor in the background), which would cost a
     // full read of the CSV for nothing.
     const kept = source.jobId === null ? undefined : await keptRows?.(source);
-    if (kept !== undefined) {
+    if (kept !== undefined && kept !== "coming") {
       out.push(kept);
       continue;
     }
     const cached =
       options !== undefined && dirname(source.path) === exports
-        ? await copyOrBackground(source, options)
+        ? await copyOrBackground(source, options, kept !== "coming")
         : undefined;
     out.push(
       cached === undefined
@@ -81,13 +83,18 @@ export async function eventsFiles(
   return out;
 }
 
-/** The copy when it exists or is cheap to make now; otherwise undefined, and it is made later. */
+/**
+ * The copy when it exists or is cheap to make now; otherwise undefined, and it is made later.
+ * `make` false: only a copy that exists.
+ */
 async function copyOrBackground(
   source: QuerySource,
   options: CacheOptions,
+  make: boolean,
 ): Promise<string | undefined> {
   const target = cachePath(options.dataFolder, source.path, await fileFingerprint(source.path));
   if (await exists(target)) return target;
+  if (!make) return undefined;
   if (source.bytes <= (options.convertNowBytes ?? CONVERT_NOW_BYTES)) {
     return parquetCopy(source, options);
   }

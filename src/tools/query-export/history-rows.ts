@@ -18,26 +18,36 @@ export interface HistoryRows {
   readonly used: readonly string[];
 }
 
+export interface HistoryRowsOptions {
+  /** True while this process adds the job's file to the history (the keeper's `adding`). */
+  adding?: (jobId: string) => Promise<boolean>;
+  /** Called when an export is read from the history (the call's progress). */
+  onRead?: (source: QuerySource) => Promise<void> | void;
+}
+
 export function historyRows(
   open: () => Promise<HistorySource | undefined>,
-  onRead?: (source: QuerySource) => Promise<void> | void,
+  options: HistoryRowsOptions = {},
 ): HistoryRows {
   const used: string[] = [];
-  const lookup = async (source: QuerySource): Promise<KeptEventRows | undefined> => {
+  const lookup = async (source: QuerySource): Promise<KeptEventRows | "coming" | undefined> => {
     if (source.jobId === null) return undefined;
     try {
       const history = await open();
       if (history === undefined) return undefined;
       const rows = await jobRows(history, source.jobId);
-      if (rows === undefined || !rows.complete || !(await allPresent(rows.files))) {
-        return undefined;
+      if (rows === undefined) {
+        // Just downloaded and being added: the file answers this question, and the history's
+        // copy the next ones, so no Parquet copy of the file is begun beside it.
+        return (await options.adding?.(source.jobId)) === true ? "coming" : undefined;
       }
+      if (!rows.complete || !(await allPresent(rows.files))) return undefined;
       used.push(...rows.files);
       log.debug("query_export: an export's rows are read from the history", {
         job_id: source.jobId,
         files: rows.files.length,
       });
-      await onRead?.(source);
+      await options.onRead?.(source);
       return { format: "kept", sql: rows.sql, paths: rows.files, jobId: source.jobId };
     } catch (error) {
       // The export's own file answers the question all the same.

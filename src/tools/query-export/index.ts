@@ -167,14 +167,14 @@ Example: query_export {"job_ids": ["exp_abc123"], "sql": "SELECT channel, count(
       signal: call.signal,
     };
     // An export the history holds whole is read from there (history-rows.ts).
-    const kept = historyRows(
-      () => runtime.history.history(),
-      (source) =>
+    const kept = historyRows(() => runtime.history.history(), {
+      adding: async (jobId) => (await runtime.history.status(jobId))?.status === "adding",
+      onRead: (source) =>
         call.progress(
           undefined,
           `reading ${basename(source.path)} from its copy in the history of exports (Parquet)`,
         ),
-    );
+    });
     await mkdir(runtime.dataFolder, { recursive: true });
     const sources =
       chosen.length === 0 ? [] : await resolveSources({ ...base, sql: "", maxRows: 0 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withHistoryLock } from "../../../src/history/commit.js";
 import { jobRows } from "../../../src/history/job-files.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
 import { must } from "../../helpers/must.js";
@@ -206,6 +207,48 @@ describe("query_export on an export the history holds whole", () => {
     } finally {
       for (const [i, f] of rows.files.entries()) await rename(moved[i] as string, f);
     }
+  });
+
+  it("an export still being added is read from its file, with no copy of its own begun", async () => {
+    const other = must(
+      h.sandbox.world.campaigns.find(
+        (c) => c.role === "normal" && c !== campaign && c.tasks.length === 1,
+      ),
+      "a one-round campaign",
+    );
+    const history = must(await h.runtime.history.history(), "the history");
+    // The history's lock held here keeps the export's addition from committing: it stays
+    // "adding" while the question is asked.
+    let release = () => {};
+    const releasing = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding: Promise<void> = Promise.resolve();
+    await new Promise<void>((taken) => {
+      holding = withHistoryLock(history.folder, async () => {
+        taken();
+        await releasing;
+      });
+    });
+    let job: { job: string; file: string };
+    try {
+      job = await exported({ campaign_id: other._id });
+      const status = await h.call("check_export", { job_id: job.job, wait_seconds: 0 });
+      expect(status.structured.history).toMatchObject({ status: "adding" });
+      const sql = QUESTIONS[1] as string;
+      const asked = await ask(h.client, { job_ids: [job.job], sql });
+      expect(asked.progress.some((m) => m.includes(FROM_HISTORY))).toBe(false);
+      expect((asked.result.structured.rows as unknown[]).length).toBeGreaterThan(0);
+      // A small export is copied before its first question, unless the history is adding it.
+      expect((await cachedCopies()).filter(isCopyOf(job.file))).toEqual([]);
+    } finally {
+      release();
+      await holding;
+    }
+    await kept(job.job);
+    const next = await ask(h.client, { job_ids: [job.job], sql: QUESTIONS[1] as string });
+    expect(next.progress.some((m) => m.includes(FROM_HISTORY))).toBe(true);
+    expect((await cachedCopies()).filter(isCopyOf(job.file))).toEqual([]);
   });
 
   it("an export with a round kept from a newer export is read from its own file", async () => {
