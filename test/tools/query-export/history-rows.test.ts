@@ -5,7 +5,9 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withHistoryLock } from "../../../src/history/commit.js";
 import { jobRows } from "../../../src/history/job-files.js";
+import { type KeptRowsLookup, queryFiles } from "../../../src/query/index.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
+import { historyRows, withHistoryRows } from "../../../src/tools/query-export/history-rows.js";
 import { must } from "../../helpers/must.js";
 import {
   type Harness,
@@ -19,9 +21,10 @@ import { waitUntil } from "../../helpers/wait-until.js";
  * query_export on an export the history holds whole reads the history's Parquet instead of the
  * CSV, through the SDK client on sandbox exports: the same answers (columns, types, rows) as the
  * CSV itself and as the server with CRM_HISTORY=off, and no Parquet copy of the export made. An
- * export with a round replaced by a newer one, a server with CRM_HISTORY=off and an export whose
- * history files are gone are read from the file. Which one was read shows in the call's progress
- * ("from its copy in the history of exports") and in the query cache (a copy made or not).
+ * export with a round replaced by a newer one, a server with CRM_HISTORY=off, an export whose
+ * history files are gone (before or during the read) and one still being added are read from
+ * the file. Which one was read shows in the call's progress ("from its copy in the history of
+ * exports") and in the query cache (a copy made or not).
  */
 
 let h: Harness;
@@ -206,6 +209,43 @@ describe("query_export on an export the history holds whole", () => {
       expect(answerOf(after)).toEqual(answerOf(before));
     } finally {
       for (const [i, f] of rows.files.entries()) await rename(moved[i] as string, f);
+    }
+  });
+
+  it("a history file replaced while a question reads it: asked again of the export's file", async () => {
+    const history = must(await h.runtime.history.history(), "the history");
+    const sql = QUESTIONS[2] as string;
+    const asked = (keptRows?: KeptRowsLookup) =>
+      queryFiles({
+        sql,
+        files: [{ path: csvCopy, jobId: wholeJob }],
+        limits: h.config.query,
+        maxRows: 1000,
+        ...(keptRows === undefined ? {} : { keptRows }),
+      });
+    const csv = await asked();
+    const moved: string[] = [];
+    const kept = historyRows(async () => history);
+    const lookups: boolean[] = [];
+    try {
+      const result = await withHistoryRows(kept, (lookup) => {
+        lookups.push(lookup !== undefined);
+        if (lookup === undefined) return asked();
+        // Another process's commit replaces the files between the catalogue's read and DuckDB's.
+        return asked(async (source) => {
+          const rows = await lookup(source);
+          if (rows === undefined || rows === "coming") return rows;
+          for (const f of rows.paths) await rename(f, `${f}.away`);
+          moved.push(...rows.paths);
+          return rows;
+        });
+      });
+      expect(lookups).toEqual([true, false]);
+      expect(moved.length).toBeGreaterThan(0);
+      expect(result).toEqual(csv);
+      expect(csv.row_count).toBeGreaterThan(0);
+    } finally {
+      for (const f of moved) await rename(`${f}.away`, f);
     }
   });
 
