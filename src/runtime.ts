@@ -1,3 +1,4 @@
+import type { MetricsResponse } from "./api/schemas.js";
 import type { CrmApi } from "./api/types.js";
 import { openAuditTrail } from "./audit/index.js";
 import { catalogFromProducts, loadCatalog, type ProductCatalog } from "./catalog.js";
@@ -5,6 +6,7 @@ import { apiClientOptionsFromConfig, type Config } from "./config.js";
 import { DownloadManager } from "./exports/download-manager.js";
 import { ClientRoots } from "./files/client-roots.js";
 import { dataFolderInUse } from "./files/data-folder.js";
+import { CampaignNames, rememberingNames } from "./history/campaign-names.js";
 import { HistoryKeeper } from "./history/keeper.js";
 import { JobLedger, ledgerScope } from "./ledger/ledger.js";
 import { PostgresLedger } from "./ledger/postgres-ledger.js";
@@ -37,21 +39,28 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   /** Set once the embedded sandbox runs: from then on its clock is the data's clock. */
   let sandboxNow: (() => number) | undefined;
 
+  // The history names the campaigns it adds from the campaign_metrics answers of the process.
+  const campaignNames: CampaignNames = new CampaignNames(
+    async (query, options): Promise<MetricsResponse> =>
+      (await connect()).api.campaignMetrics(query, options),
+    config.timeZone,
+  );
   const connect = () => {
     apiPromise ??= (async () => {
-      if (deps.api !== undefined) return { api: deps.api };
+      if (deps.api !== undefined) return { api: rememberingNames(deps.api, campaignNames) };
       if (sandboxMode) {
         const { startEmbeddedSandbox } = await import("./sandbox/embedded.js");
         const embedded = await startEmbeddedSandbox(config);
         sandboxNow = embedded.now;
-        return { api: embedded.api, close: () => embedded.close(), embedded };
+        const api = rememberingNames(embedded.api, campaignNames);
+        return { api, close: () => embedded.close(), embedded };
       }
       const { createApiClient } = await import("./api/client.js");
       // A test's pinned service clock also judges download-URL expiry.
       const client = createApiClient(
         apiClientOptionsFromConfig(config, deps.now === undefined ? {} : { now: deps.now }),
       );
-      return { api: client, close: () => client.close() };
+      return { api: rememberingNames(client, campaignNames), close: () => client.close() };
     })();
     // A failed start (e.g. a port problem) is retried on the next call rather than cached.
     apiPromise.catch(() => {
@@ -115,11 +124,15 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   };
 
   // The data's clock judges the kept days: the sandbox's rounds lie before its pinned "now".
-  const history = new HistoryKeeper(async () => {
-    if (!config.history.enabled) return undefined;
-    const { openHistory } = await import("./history/index.js");
-    return openHistory(config, dataFolder, scope, now);
-  }, ledger);
+  const history = new HistoryKeeper(
+    async () => {
+      if (!config.history.enabled) return undefined;
+      const { openHistory } = await import("./history/index.js");
+      return openHistory(config, dataFolder, scope, now);
+    },
+    ledger,
+    campaignNames,
+  );
 
   const clientRoots = new ClientRoots();
   const runtime: ToolRuntime = {

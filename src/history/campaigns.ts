@@ -65,3 +65,29 @@ export function keptRounds(catalogue: HistoryCatalogue, campaignId: string): Kep
       a.scheduled_at < b.scheduled_at ? -1 : a.scheduled_at > b.scheduled_at ? 1 : 0,
     );
 }
+
+/**
+ * The export records to put so that each campaign of `names` (campaign_id to a name as
+ * keptCampaignName leaves it) is shown under that name: its newest export's record, where that
+ * names it otherwise or not at all. Campaigns the history does not hold are left out.
+ */
+export function renamedExports(
+  catalogue: HistoryCatalogue,
+  names: ReadonlyMap<string, string>,
+): CampaignExportRecord[] {
+  const newest = new Map<string, CampaignExportRecord>();
+  for (const record of campaignExports(catalogue)) {
+    const held = newest.get(record.campaign_id);
+    if (held === undefined || compareExports(held, record) < 0) {
+      newest.set(record.campaign_id, record);
+    }
+  }
+  const out: CampaignExportRecord[] = [];
+  for (const [campaignId, name] of names) {
+    const record = newest.get(campaignId);
+    if (record !== undefined && record.campaign_name !== name) {
+      out.push({ ...record, campaign_name: name });
+    }
+  }
+  return out;
+}

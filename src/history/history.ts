@@ -1,9 +1,10 @@
 import type { LedgerEntry } from "../ledger/store.js";
 import { log } from "../log.js";
 import { isRegularFile } from "../regular-file.js";
-import { type HistoryCampaign, historyCampaigns, keptRounds } from "./campaigns.js";
+import { keptCampaignName } from "./campaign-names.js";
+import { type HistoryCampaign, historyCampaigns, keptRounds, renamedExports } from "./campaigns.js";
 import type { HistoryCatalogue, KeptRound } from "./catalogue.js";
-import { withHistoryLock } from "./commit.js";
+import { commitPlanned, withHistoryLock } from "./commit.js";
 import { cutoffDate, type HistoryContext } from "./context.js";
 import { HistoryError } from "./errors.js";
 import {
@@ -35,6 +36,9 @@ export interface HistoryOptions {
 }
 
 export const DEFAULT_WORK_LIMITS: WorkLimits = { memoryMb: 128, threads: 2 };
+
+/** Conflicting commits of other processes tolerated while naming campaigns. */
+const MAX_NAMING_ATTEMPTS = 8;
 
 /**
  * The history of one data folder and scope: every campaign CSV and scenario XLSX export added
@@ -70,7 +74,8 @@ export class History implements HistoryContext {
 
   /** Adds a downloaded campaign CSV (once; a second call answers `already_added`). */
   ingestCampaignExport(input: CampaignExportInput): Promise<IngestResult> {
-    return this.once(input.jobId, () => ingestCampaignExport(this, input)) as Promise<IngestResult>;
+    const named = { ...input, campaignName: keptCampaignName(input.campaignName) };
+    return this.once(input.jobId, () => ingestCampaignExport(this, named)) as Promise<IngestResult>;
   }
 
   /** Adds a downloaded scenario XLSX to the daily-metrics table (once). */
@@ -137,6 +142,30 @@ export class History implements HistoryContext {
       }
     }
     return { added, failed };
+  }
+
+  /**
+   * Names the campaigns of `names` (campaign_id to the name campaign_metrics gives) that the
+   * history holds under another name or none, in one commit (none when nothing changes).
+   * Returns how many it renamed.
+   */
+  async nameCampaigns(names: ReadonlyMap<string, string>): Promise<number> {
+    const kept = new Map<string, string>();
+    for (const [campaignId, name] of names) {
+      const clean = keptCampaignName(name);
+      if (clean !== null) kept.set(campaignId, clean);
+    }
+    for (let attempt = 0; attempt < MAX_NAMING_ATTEMPTS; attempt++) {
+      const base = await this.store.read();
+      const putExports = renamedExports(base, kept);
+      if (putExports.length === 0) return 0;
+      const committed = await commitPlanned(this, { base, write: [], drop: [], putExports });
+      if (committed !== undefined) return putExports.length;
+    }
+    throw new HistoryError(
+      `the history kept changing under other processes while campaigns were being named (${MAX_NAMING_ATTEMPTS} tries); their names stay as they were. Retry shortly.`,
+      "busy",
+    );
   }
 
   /** Applies CRM_HISTORY_DAYS now. */

@@ -1,6 +1,13 @@
 import type { LedgerStore } from "../ledger/store.js";
 import { log } from "../log.js";
+import type { CampaignNames } from "./campaign-names.js";
 import type { History } from "./history.js";
+
+/**
+ * Unnamed campaigns looked up (one campaign_metrics request each) when a process catches up:
+ * a history filled while names were out of reach is named over a few starts, never in a burst.
+ */
+const NAME_LOOKUPS_AT_CATCH_UP = 5;
 
 /**
  * Where one job's file stands in the history, for check_export: `kept` once the catalogue holds
@@ -17,7 +24,9 @@ export interface HistoryStatus {
  * (what a killed process left: its staging swept, downloaded files it never added added now),
  * and fed each file this process downloads, in the background: adding a file never delays the
  * tool call that downloaded it, and a file that cannot be added is logged and reported by
- * check_export, never thrown at a caller.
+ * check_export, never thrown at a caller. A campaign it adds without a name is named from
+ * `names` (campaign-names.ts) before the addition counts as done; a name that cannot be found
+ * stays unknown and never fails the addition.
  */
 export class HistoryKeeper {
   private opened: Promise<History | undefined> | undefined;
@@ -30,6 +39,8 @@ export class HistoryKeeper {
     /** Opens the history; undefined when CRM_HISTORY=off. */
     private readonly open: () => Promise<History | undefined>,
     private readonly ledger: Pick<LedgerStore, "get" | "downloadedFiles">,
+    /** Where campaign names come from; without it, added campaigns stay unnamed. */
+    private readonly names?: CampaignNames | undefined,
   ) {}
 
   /** The history, or undefined with CRM_HISTORY=off. The first call starts the catch-up. */
@@ -96,8 +107,14 @@ export class HistoryKeeper {
       if (history === undefined) return;
       const entry = await this.ledger.get(jobId);
       if (entry === undefined) return;
-      const result = await history.ingestJob(entry, { signal: this.controller.signal });
+      const request = entry.request;
+      const campaignId = request.type === "campaign_event_data" ? request.campaign_id : undefined;
+      const result = await history.ingestJob(entry, {
+        campaignName: campaignId === undefined ? undefined : this.names?.remembered(campaignId),
+        signal: this.controller.signal,
+      });
       if (result.status === "added") log.info("history: export added", { job_id: jobId });
+      if (campaignId !== undefined) await this.nameUnnamed(history, [campaignId]);
     } catch (error) {
       if (this.controller.signal.aborted) return;
       const message = messageOf(error);
@@ -113,9 +130,49 @@ export class HistoryKeeper {
       const entries = await this.ledger.downloadedFiles();
       const { failed } = await history.catchUp(entries, this.controller.signal);
       for (const { job_id, error } of failed) this.failures.set(job_id, error);
+      await this.nameUnnamed(history, undefined, NAME_LOOKUPS_AT_CATCH_UP);
     } catch (error) {
       if (this.controller.signal.aborted) return;
       log.warn("history: catching up failed", { error: messageOf(error) });
+    }
+  }
+
+  /**
+   * Names the history's unnamed campaigns (of `only`, or all), each from the names this process
+   * saw or, for at most `lookups` of them, one campaign_metrics request around its newest round.
+   * Never throws: a name not found stays unknown, for a later addition, start or `sync`.
+   */
+  private async nameUnnamed(
+    history: History,
+    only: readonly string[] | undefined,
+    lookups = Number.POSITIVE_INFINITY,
+  ): Promise<void> {
+    if (this.names === undefined) return;
+    try {
+      const unnamed = (await history.campaigns()).filter(
+        (c) => c.name === null && (only === undefined || only.includes(c.campaign_id)),
+      );
+      const found = new Map<string, string>();
+      let asked = 0;
+      for (const campaign of unnamed) {
+        if (this.controller.signal.aborted) return;
+        let name = this.names.remembered(campaign.campaign_id);
+        if (name === undefined && asked < lookups) {
+          asked += 1;
+          name = await this.names.find(
+            campaign.campaign_id,
+            campaign.last_scheduled_at,
+            this.controller.signal,
+          );
+        }
+        if (name !== undefined) found.set(campaign.campaign_id, name);
+      }
+      if (found.size > 0) await history.nameCampaigns(found);
+    } catch (error) {
+      if (this.controller.signal.aborted) return;
+      log.warn("history: campaigns could not be named (their names stay unknown)", {
+        error: messageOf(error),
+      });
     }
   }
 }

@@ -103,6 +103,38 @@ describe("adding the ledger's downloads", () => {
     expect((await count()).rows).toEqual([["job-b", 1]]);
   });
 
+  it("nameCampaigns names a held campaign on its newest export, once, and skips the rest", async () => {
+    const a = await writeCampaignCsv(join(f.dir, "a.csv"), userRows(OCT, "1", ["message_sent"]));
+    const b = await writeCampaignCsv(join(f.dir, "b.csv"), userRows(OCT, "2", ["message_sent"]));
+    await f.history.ingestJob(entry("job-a", a, "2026-11-01T00:00:00Z"), {
+      campaignName: "옛 이름",
+    });
+    await f.history.ingestJob(entry("job-b", b, "2026-11-02T00:00:00Z"));
+    expect((await f.history.campaigns())[0]?.name).toBe("옛 이름");
+
+    const names = new Map([
+      ["camp-9", "새 이름\n"],
+      ["camp-not-held", "아무개"],
+    ]);
+    expect(await f.history.nameCampaigns(names)).toBe(1);
+    const catalogue = await f.history.catalogue();
+    const byJob = new Map(
+      catalogue.exports.map((e) => [e.job_id, e.kind === "campaign_event_data" && e.campaign_name]),
+    );
+    expect(byJob).toEqual(
+      new Map([
+        ["job-a", "옛 이름"],
+        ["job-b", "새 이름"],
+      ]),
+    );
+    expect((await f.history.campaigns()).map((c) => [c.campaign_id, c.name])).toEqual([
+      ["camp-9", "새 이름"],
+    ]);
+    // Named already: no commit at all.
+    expect(await f.history.nameCampaigns(names)).toBe(0);
+    expect((await f.history.catalogue()).generation).toBe(catalogue.generation);
+  });
+
   it("concurrent calls for one job in one process share one ingestion", async () => {
     const path = await writeCampaignCsv(join(f.dir, "a.csv"), userRows(OCT, "1", ["message_sent"]));
     const e = entry("job-1", path, "2026-11-01T00:00:00Z");
