@@ -79,6 +79,7 @@ export async function runSync(
   const zone = runtime.config.timeZone;
   const api = await runtime.api();
   let campaigns = await campaignsInWindow(api, window, zone, signal);
+  await nameHeldCampaigns(context, campaigns);
   const missingIds: string[] = [];
   if (only.length > 0) {
     const found = new Set(campaigns.map((c) => c.id));
@@ -131,6 +132,22 @@ export async function runSync(
   await Promise.all(following);
   signal.throwIfAborted();
   return report;
+}
+
+/**
+ * The names campaign_metrics gave, for the campaigns the history already holds (an export the
+ * server added while the name was out of reach, or a campaign renamed since): no request more.
+ */
+async function nameHeldCampaigns(
+  context: SyncContext,
+  campaigns: readonly WindowCampaign[],
+): Promise<void> {
+  try {
+    await context.history.nameCampaigns(new Map(campaigns.map((c) => [c.id, c.name])));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.progress.note(`campaign names not updated in the history: ${message}`);
+  }
 }
 
 async function planFor(
