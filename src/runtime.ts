@@ -127,8 +127,10 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   const history = new HistoryKeeper(
     async () => {
       if (!config.history.enabled) return undefined;
-      const { openHistory } = await import("./history/index.js");
-      return openHistory(config, dataFolder, scope, now);
+      const { openHistory, ledgerIngestClaims } = await import("./history/index.js");
+      const { leaseHolderGone } = await import("./exports/download-lease.js");
+      const claims = ledgerIngestClaims(ledger, leaseHolderGone);
+      return openHistory(config, dataFolder, scope, now, claims);
     },
     ledger,
     campaignNames,

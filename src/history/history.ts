@@ -12,6 +12,7 @@ import {
   type IngestResult,
   ingestCampaignExport,
 } from "./ingest-campaign.js";
+import { type IngestClaims, unclaimed, withIngestClaim } from "./ingest-claims.js";
 import {
   ingestScenarioExport,
   type ScenarioExportInput,
@@ -33,6 +34,8 @@ export interface HistoryOptions {
   now?: (() => number) | undefined;
   /** The writing engine's limits; default 128 MB and 2 threads. */
   work?: Partial<WorkLimits> | undefined;
+  /** Claims that let one process at a time read a job's file (ingest-claims.ts); none: unclaimed. */
+  claims?: IngestClaims | undefined;
 }
 
 export const DEFAULT_WORK_LIMITS: WorkLimits = { memoryMb: 128, threads: 2 };
@@ -53,6 +56,7 @@ export class History implements HistoryContext {
   private readonly keepDays: number;
   private readonly timeZone: string;
   private readonly clock: () => number;
+  private readonly claims: IngestClaims | undefined;
   private readonly adding = new Map<string, Promise<IngestResult | ScenarioIngestResult>>();
 
   constructor(options: HistoryOptions) {
@@ -62,6 +66,7 @@ export class History implements HistoryContext {
     this.timeZone = options.timeZone;
     this.clock = options.now ?? Date.now;
     this.work = { ...DEFAULT_WORK_LIMITS, ...options.work };
+    this.claims = options.claims;
   }
 
   now(): number {
@@ -75,13 +80,19 @@ export class History implements HistoryContext {
   /** Adds a downloaded campaign CSV (once; a second call answers `already_added`). */
   ingestCampaignExport(input: CampaignExportInput): Promise<IngestResult> {
     const named = { ...input, campaignName: keptCampaignName(input.campaignName) };
-    return this.once(input.jobId, () => ingestCampaignExport(this, named)) as Promise<IngestResult>;
+    return this.once(
+      input.jobId,
+      () => ingestCampaignExport(this, named),
+      input.signal,
+    ) as Promise<IngestResult>;
   }
 
   /** Adds a downloaded scenario XLSX to the daily-metrics table (once). */
   ingestScenarioExport(input: ScenarioExportInput): Promise<ScenarioIngestResult> {
-    return this.once(input.jobId, () =>
-      ingestScenarioExport(this, input),
+    return this.once(
+      input.jobId,
+      () => ingestScenarioExport(this, input),
+      input.signal,
     ) as Promise<ScenarioIngestResult>;
   }
 
@@ -196,13 +207,20 @@ export class History implements HistoryContext {
     return this.store.close();
   }
 
+  /** Adds a job once in this process and, with claims, reads its file once across processes. */
   private once(
     jobId: string,
     work: () => Promise<IngestResult | ScenarioIngestResult>,
+    signal: AbortSignal | undefined,
   ): Promise<IngestResult | ScenarioIngestResult> {
     let pending = this.adding.get(jobId);
     if (pending === undefined) {
-      pending = work().finally(() => this.adding.delete(jobId));
+      const held = async () => (await this.store.read()).exports.some((e) => e.job_id === jobId);
+      const claimed =
+        this.claims === undefined
+          ? unclaimed(jobId, held, work)
+          : withIngestClaim(this.claims, jobId, held, work, signal);
+      pending = claimed.finally(() => this.adding.delete(jobId));
       this.adding.set(jobId, pending);
     }
     return pending;

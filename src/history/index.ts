@@ -2,6 +2,7 @@ import type { Config } from "../config.js";
 import { FileCatalogueStore } from "./catalogue-file.js";
 import { PostgresCatalogueStore } from "./catalogue-postgres.js";
 import { History } from "./history.js";
+import type { IngestClaims } from "./ingest-claims.js";
 import { catalogueFilePath, historyFolder } from "./layout.js";
 
 /**
@@ -24,6 +25,7 @@ export { HistoryError } from "./errors.js";
 export { HISTORY_EXAMPLES } from "./examples.js";
 export { History, type HistoryOptions } from "./history.js";
 export type { CampaignExportInput, IngestResult } from "./ingest-campaign.js";
+export { type IngestClaims, ledgerIngestClaims } from "./ingest-claims.js";
 export type { ScenarioExportInput, ScenarioIngestResult } from "./ingest-scenario.js";
 export { type JobRows, jobRows } from "./job-files.js";
 export { HistoryKeeper, type HistoryStatus } from "./keeper.js";
@@ -42,13 +44,15 @@ export { historyTables } from "./views.js";
  * The history of a configuration, or undefined when CRM_HISTORY=off. `dataFolder` is the data
  * folder in use (sandbox mode's own), `scope` the ledger's (runtime.ts configLedgerScope): one
  * history per service and application, its catalogue in the ledger's store (the file beside its
- * Parquet files, or PostgreSQL with CRM_DATABASE_URL).
+ * Parquet files, or PostgreSQL with CRM_DATABASE_URL). `claims` (the ledger's, for a process that
+ * adds files) let one process at a time read a job's file.
  */
 export function openHistory(
   config: Pick<Config, "history" | "timeZone" | "databaseUrl" | "query">,
   dataFolder: string,
   scope: string,
   now?: () => number,
+  claims?: IngestClaims,
 ): History | undefined {
   if (!config.history.enabled) return undefined;
   const folder = historyFolder(dataFolder, scope);
@@ -63,5 +67,6 @@ export function openHistory(
     timeZone: config.timeZone,
     now,
     work: { threads: config.query.threads },
+    claims,
   });
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { CAMPAIGN_CSV_COLUMNS } from "../../src/api/csv-columns.js";
 import { FileCatalogueStore } from "../../src/history/catalogue-file.js";
 import { History } from "../../src/history/history.js";
+import type { IngestClaims } from "../../src/history/ingest-claims.js";
 import { catalogueFilePath } from "../../src/history/layout.js";
 import type { CatalogueStore } from "../../src/history/store.js";
 
@@ -32,7 +33,7 @@ export interface HistoryFixture {
   dir: string;
   history: History;
   /** Another History on the same folder and catalogue, as a second process would open it. */
-  reopen(store?: CatalogueStore): History;
+  reopen(store?: CatalogueStore, claims?: IngestClaims): History;
   close(): Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export async function historyFixture(
 ): Promise<HistoryFixture> {
   const dir = await mkdtemp(join(tmpdir(), "history-"));
   const folder = join(dir, "history");
-  const open = (store?: CatalogueStore) =>
+  const open = (store?: CatalogueStore, claims?: IngestClaims) =>
     new History({
       folder,
       store: store ?? options.store?.(folder) ?? new FileCatalogueStore(catalogueFilePath(folder)),
@@ -57,14 +58,15 @@ export async function historyFixture(
       timeZone: "Asia/Seoul",
       now: options.now ?? (() => NOW),
       work: { memoryMb: options.memoryMb ?? 128, threads: 1 },
+      claims,
     });
   const history = open();
   const opened: History[] = [history];
   return {
     dir,
     history,
-    reopen(store) {
-      const next = open(store);
+    reopen(store, claims) {
+      const next = open(store, claims);
       opened.push(next);
       return next;
     },
