@@ -1,5 +1,10 @@
 import { DateTime } from "luxon";
-import { EXPORT_MAX_ROUNDS, EXPORT_MAX_SENDS, sendsText } from "./limits.js";
+import {
+  EXPORT_AB_ROUNDS_PER_TASK,
+  EXPORT_MAX_ROUNDS,
+  EXPORT_MAX_SENDS,
+  sendsText,
+} from "./limits.js";
 import type { MetricsCampaign } from "./schemas.js";
 
 /** Inclusive dates (YYYY-MM-DD in the app's zone), as start_export takes them. */
@@ -12,13 +17,14 @@ export interface ExportRange {
  * When one export of the campaign's rounds would exceed the service's limit (spec 4.2), date
  * ranges (in the app's zone) that each stay under it, oldest first, and what the whole is over.
  * Sends of all rounds are counted (the service counts aggregated ones only), and an A/B
- * campaign's rounds count twice (its groups count separately): both err on the safe side.
+ * campaign's task counts as EXPORT_AB_ROUNDS_PER_TASK rounds (its send groups and its control
+ * group count separately): both err on the safe side.
  */
 export function exportRangesUnderLimit(
   campaign: MetricsCampaign,
   zone: string,
 ): { ranges: ExportRange[]; over: string } | undefined {
-  const roundsPerTask = campaign.is_ab_test ? 2 : 1;
+  const roundsPerTask = campaign.is_ab_test ? EXPORT_AB_ROUNDS_PER_TASK : 1;
   const sends = campaign.tasks.reduce((a, t) => a + t.sent_count, 0);
   const rounds = campaign.tasks.length * roundsPerTask;
   if (sends <= EXPORT_MAX_SENDS && rounds <= EXPORT_MAX_ROUNDS) return undefined;
@@ -50,6 +56,6 @@ export function exportRangesUnderLimit(
   const over =
     sends > EXPORT_MAX_SENDS
       ? `${sendsText(sends)} sends > ${sendsText(EXPORT_MAX_SENDS)}`
-      : `${rounds} rounds${campaign.is_ab_test ? " (A/B groups counted separately)" : ""} > ${EXPORT_MAX_ROUNDS}`;
+      : `${rounds} rounds${campaign.is_ab_test ? " (A/B send and control groups counted separately)" : ""} > ${EXPORT_MAX_ROUNDS}`;
   return { ranges, over };
 }

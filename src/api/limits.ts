@@ -21,6 +21,16 @@ export const EXPORT_CREATE_WINDOW_SECONDS = 10 * 60;
 export const EXPORT_MAX_SENDS = 2_000_000;
 export const EXPORT_MAX_ROUNDS = 120;
 
+/**
+ * Rounds one task of an A/B test counts toward EXPORT_MAX_ROUNDS when an export is planned. A
+ * round is a task, its scheduled time and a group (spec 2.4) and the groups count separately
+ * (spec 8); the groups the spec names are two send groups (`그룹A`, `그룹B`) and the control group
+ * (`대조군`), a round of its own though it sends nothing. campaign_metrics does not say which a
+ * test has, so each A/B task counts all three: a split finer than needed costs one creation more
+ * of the budget, one too coarse is refused (LimitExceeded) and costs a retry besides.
+ */
+export const EXPORT_AB_ROUNDS_PER_TASK = 3;
+
 /** Export jobs may be polled at most once per this many seconds. */
 export const MIN_POLL_INTERVAL_SECONDS = 5;
 

@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import {
+  EXPORT_AB_ROUNDS_PER_TASK,
   EXPORT_MAX_ROUNDS,
   EXPORT_MAX_SENDS,
   MAX_METRICS_WINDOW_DAYS,
@@ -40,12 +41,6 @@ export type CampaignExportPlan =
 
 /** The period a prompt reads without dates: the campaign's last 30 days of exportable rounds. */
 export const DEFAULT_DAYS = 30;
-
-/**
- * Rounds a task counts for the export limit: an A/B test's groups count separately (spec 8) and
- * metrics do not say how many it has; two send groups and a control group is the common shape.
- */
-const AB_ROUNDS_PER_TASK = 3;
 
 interface Day {
   date: string;
@@ -158,7 +153,7 @@ function notAggregated(
 
 /** Sends and rounds per day (in the zone), oldest first; every round counts, ready or not. */
 function days(campaign: MetricsCampaign, tasks: MetricsCampaign["tasks"], zone: string): Day[] {
-  const perTask = campaign.is_ab_test ? AB_ROUNDS_PER_TASK : 1;
+  const perTask = campaign.is_ab_test ? EXPORT_AB_ROUNDS_PER_TASK : 1;
   const byDate = new Map<string, Day>();
   for (const t of tasks) {
     const date = DateTime.fromISO(t.scheduled_at, { zone }).toISODate() as string;

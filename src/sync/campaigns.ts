@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import { formatMetricsParam, splitMetricsWindow } from "../api/dates.js";
+import { EXPORT_AB_ROUNDS_PER_TASK } from "../api/limits.js";
 import { roundReadiness } from "../api/round-readiness.js";
 import type { MetricsCampaign, MetricsTask } from "../api/schemas.js";
 import type { CrmApi } from "../api/types.js";
@@ -60,7 +61,7 @@ function windowRound(task: MetricsTask, campaign: MetricsCampaign, zone: string)
     deadline,
     expected,
     sends: task.sent_count,
-    // The metrics do not say how many A/B groups a task has: test, variant and a control.
-    groups: campaign.is_ab_test ? 3 : 1,
+    // The metrics do not say which A/B groups a task has: all the spec names are counted.
+    groups: campaign.is_ab_test ? EXPORT_AB_ROUNDS_PER_TASK : 1,
   };
 }
