@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -112,6 +112,30 @@ async function sandboxJobsOf(campaignId: string): Promise<string[]> {
   return ids;
 }
 
+/** The history's catalogue file (one in the data folder: sandbox mode's history). */
+async function cataloguePath(): Promise<string> {
+  const files = await readdir(dataDir, { recursive: true });
+  const found = files.filter((f) => f.endsWith("catalogue.json"));
+  expect(found).toHaveLength(1);
+  return join(dataDir, found[0] as string);
+}
+
+type ExportRecord = { campaign_name?: string | null } & Record<string, unknown>;
+
+async function rewriteCatalogue(change: (record: ExportRecord) => ExportRecord): Promise<void> {
+  const path = await cataloguePath();
+  const catalogue = JSON.parse(await readFile(path, "utf8")) as { exports: ExportRecord[] };
+  await writeFile(path, JSON.stringify({ ...catalogue, exports: catalogue.exports.map(change) }));
+}
+
+/** The campaign names of the catalogue's export records. */
+async function campaignNames(): Promise<(string | null | undefined)[]> {
+  const catalogue = JSON.parse(await readFile(await cataloguePath(), "utf8")) as {
+    exports: ExportRecord[];
+  };
+  return [...new Set(catalogue.exports.map((e) => e.campaign_name))];
+}
+
 const [first, second] = smallCampaigns();
 if (first === undefined || second === undefined)
   throw new Error("The sandbox has no small campaign with rounds in the window.");
@@ -126,7 +150,11 @@ describe("sync --campaign ID --json", () => {
     expect(run.rows_added).toBeGreaterThan(0);
     expect(run.waited_seconds).toBe(0);
     expect(await sandboxJobsOf(first.campaign._id)).toHaveLength(run.exports_created);
+    expect(await campaignNames()).toEqual([first.campaign.name]);
 
+    // As a server leaves an export whose name lookup failed: the next run names it.
+    await rewriteCatalogue((record) => ({ ...record, campaign_name: null }));
+    expect(await campaignNames()).toEqual([null]);
     const again = report(await runSync(["--campaign", first.campaign._id, "--json"]));
     expect(again).toMatchObject({
       campaigns: 1,
@@ -136,6 +164,7 @@ describe("sync --campaign ID --json", () => {
       rows_added: 0,
     });
     expect(await sandboxJobsOf(first.campaign._id)).toHaveLength(run.exports_created);
+    expect(await campaignNames()).toContain(first.campaign.name);
   });
 
   it("waits for the budget's next slot instead of going over it, and says until when", async () => {
