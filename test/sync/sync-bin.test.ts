@@ -32,6 +32,9 @@ interface Run {
   stderr: string;
 }
 
+/** The file ledger's name (src/ledger/ledger.ts); nothing else in the folder. */
+const LEDGER_FILE = /^export-jobs-[0-9a-f]{12}\.json$/;
+
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(
@@ -197,8 +200,10 @@ describe("a sync killed mid-way", () => {
         async () => {
           const [id] = await sandboxJobsOf(campaignId);
           if (id === undefined) return false;
-          // Recorded in the ledger too: the creation is whole on our side.
-          const ledgers = (await readdir(ledgerFolder)).filter((n) => n.startsWith("export-jobs-"));
+          // Recorded in the ledger too: the creation is whole on our side. Only the ledger file
+          // itself counts: its atomic write's temp file (`export-jobs-….json.<owner>.tmp`) holds
+          // the job before the rename, and a kill then leaves the ledger without it.
+          const ledgers = (await readdir(ledgerFolder)).filter((n) => LEDGER_FILE.test(n));
           for (const name of ledgers) {
             if ((await readFile(join(ledgerFolder, name), "utf8")).includes(id)) jobId = id;
           }
