@@ -339,7 +339,10 @@ function partitionKeys(file: string): [string, string][] {
   return parts.map((part) => {
     const m = /^([a-z_]+)=([A-Za-z0-9_%-]+)$/.exec(part);
     if (m === null) throw new Error(`${file}: folder ${part} is not key=value of safe characters`);
-    return [m[1] as string, hiveUnescape(m[2] as string)];
+    const value = m[2] as string;
+    // Spark and Hive decode byte by byte, DuckDB, pyarrow and polars as UTF-8: both agree here.
+    expect(hiveUnescape(value)).toBe(decodeURIComponent(value));
+    return [m[1] as string, hiveUnescape(value)];
   });
 }
 
