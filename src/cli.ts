@@ -129,13 +129,23 @@ uses an embedded sandbox with synthetic data.
  * in use and the ledger's scope, as runtime.ts opens it), or undefined with CRM_HISTORY=off.
  */
 async function configuredHistory(config: Config): Promise<HistoryReader | undefined> {
-  const [{ openHistory, withHistoryTables }, { configLedgerScope }, { dataFolderInUse }] =
-    await Promise.all([
-      import("./history/index.js"),
-      import("./runtime.js"),
-      import("./files/data-folder.js"),
-    ]);
-  const history = openHistory(config, dataFolderInUse(config), configLedgerScope(config));
+  const [
+    { openHistory, withHistoryTables },
+    { configLedgerScope },
+    { dataFolderInUse },
+    { PostgresConnection },
+  ] = await Promise.all([
+    import("./history/index.js"),
+    import("./runtime.js"),
+    import("./files/data-folder.js"),
+    import("./ledger/postgres-pool.js"),
+  ]);
+  if (!config.history.enabled) return undefined;
+  const database =
+    config.databaseUrl === undefined ? undefined : new PostgresConnection(config.databaseUrl);
+  const history = openHistory(config, dataFolderInUse(config), configLedgerScope(config), {
+    database,
+  });
   if (history === undefined) return undefined;
   return {
     folder: history.folder,
@@ -143,7 +153,10 @@ async function configuredHistory(config: Config): Promise<HistoryReader | undefi
       withHistoryTables(history, conversionEventType, (extra, catalogue) =>
         work(extra, catalogue.exports.length),
       ),
-    close: () => history.close(),
+    close: async () => {
+      await history.close();
+      await database?.close();
+    },
   };
 }
 

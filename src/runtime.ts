@@ -10,6 +10,7 @@ import { CampaignNames, rememberingNames } from "./history/campaign-names.js";
 import { HistoryKeeper } from "./history/keeper.js";
 import { JobLedger, ledgerScope } from "./ledger/ledger.js";
 import { PostgresLedger } from "./ledger/postgres-ledger.js";
+import { PostgresConnection } from "./ledger/postgres-pool.js";
 import type { LedgerStore } from "./ledger/store.js";
 import { log } from "./log.js";
 import type { ToolRuntime } from "./mcp/tool.js";
@@ -25,7 +26,8 @@ export interface RuntimeDeps {
 /**
  * The state shared by every server instance of the process (serveStdio may build more than one
  * McpServer): the API client, the embedded sandbox, the ledger and the catalog, all created
- * lazily on first use.
+ * lazily on first use; with CRM_DATABASE_URL, the process's one connection pool to it, which
+ * close() ends after everything that uses it.
  */
 export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRuntime {
   const sandboxMode = deps.api === undefined && config.mode === "sandbox";
@@ -77,10 +79,13 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
   };
   const scope = configLedgerScope(config, sandboxMode);
   const dataFolder = sandboxMode ? dataFolderInUse(config) : config.dataDir;
+  // One pool for the process: the ledger, the history's catalogue and the audit trail share it.
+  const database =
+    config.databaseUrl === undefined ? undefined : new PostgresConnection(config.databaseUrl);
   const ledger: LedgerStore =
-    config.databaseUrl === undefined
+    database === undefined
       ? new JobLedger(dataFolder, config.exportBudget, now, scope)
-      : new PostgresLedger(config.databaseUrl, config.exportBudget, now, scope);
+      : new PostgresLedger(database, config.exportBudget, now, scope);
   let sweeping: Promise<void> | undefined;
   let sweptAtStart = false;
   let sweepAgain = false;
@@ -130,7 +135,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       const { openHistory, ledgerIngestClaims } = await import("./history/index.js");
       const { leaseHolderGone } = await import("./exports/download-lease.js");
       const claims = ledgerIngestClaims(ledger, leaseHolderGone);
-      return openHistory(config, dataFolder, scope, now, claims);
+      return openHistory(config, dataFolder, scope, { now, claims, database });
     },
     ledger,
     campaignNames,
@@ -150,7 +155,7 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
     sweepFiles,
     lastPolledAt: new Map(),
     downloads: new DownloadManager(),
-    audit: openAuditTrail({ databaseUrl: config.databaseUrl, dataFolder }),
+    audit: openAuditTrail({ database, dataFolder }),
     history,
     keepInHistory(jobId) {
       history.add(jobId);
@@ -196,6 +201,8 @@ export function createRuntime(config: Config, deps: RuntimeDeps = {}): ToolRunti
       }
       await runtime.ledger.close();
       await runtime.audit.close();
+      // Last: what the ledger and the audit trail hold back during an outage is written here.
+      await database?.close();
     },
   };
   return runtime;

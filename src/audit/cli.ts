@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from "../config.js";
 import { dataFolderInUse } from "../files/data-folder.js";
+import { PostgresConnection } from "../ledger/postgres-pool.js";
 import { printable } from "../printable.js";
 import type { AuditRecord } from "./audit-record.js";
 import { openAuditTrail } from "./index.js";
@@ -59,10 +60,9 @@ export async function runAuditCommand(args: readonly string[]): Promise<number> 
     process.stderr.write(`crm-insights-mcp audit: ${error.message}\n`);
     return 2;
   }
-  const trail = openAuditTrail({
-    databaseUrl: config.databaseUrl,
-    dataFolder: dataFolderInUse(config),
-  });
+  const database =
+    config.databaseUrl === undefined ? undefined : new PostgresConnection(config.databaseUrl);
+  const trail = openAuditTrail({ database, dataFolder: dataFolderInUse(config) });
   try {
     const records = await trail.list({ since, caller, limit });
     if (json) process.stdout.write(`${JSON.stringify(records)}\n`);
@@ -75,6 +75,7 @@ export async function runAuditCommand(args: readonly string[]): Promise<number> 
     return 1;
   } finally {
     await trail.close();
+    await database?.close();
   }
 }
 

@@ -1,3 +1,4 @@
+import type { PostgresConnection } from "../ledger/postgres-pool.js";
 import type { AuditTrail } from "./audit-record.js";
 import { DenialLimitedTrail } from "./denial-limit.js";
 import { FileAuditTrail } from "./file-trail.js";
@@ -14,16 +15,17 @@ export type {
 } from "./audit-record.js";
 
 /**
- * The trail beside the ledger: in its PostgreSQL database, else in the data folder; denials
- * rate-limited per caller (denial-limit.ts).
+ * The trail beside the ledger: in its PostgreSQL database (on the process's connection to it,
+ * which the trail's close leaves open), else in the data folder; denials rate-limited per caller
+ * (denial-limit.ts).
  */
 export function openAuditTrail(where: {
-  databaseUrl: string | undefined;
+  database: PostgresConnection | undefined;
   dataFolder: string;
 }): AuditTrail {
   return new DenialLimitedTrail(
-    where.databaseUrl === undefined
+    where.database === undefined
       ? new FileAuditTrail(where.dataFolder)
-      : new PostgresAuditTrail(where.databaseUrl),
+      : new PostgresAuditTrail(where.database),
   );
 }

@@ -1,5 +1,4 @@
-import { PostgresConnection } from "../ledger/postgres-pool.js";
-import { describeDatabase } from "../ledger/postgres-url.js";
+import type { PostgresConnection } from "../ledger/postgres-pool.js";
 import { auditRecord } from "./audit-arguments.js";
 import {
   type AuditCall,
@@ -20,16 +19,15 @@ import { settleWithin } from "./settle-within.js";
  */
 export class PostgresAuditTrail implements AuditTrail {
   readonly location: string;
-  private readonly db: PostgresConnection;
   private readonly pending = new Set<Promise<void>>();
 
+  /** On the process's connection to the database, which the ledger shares. */
   constructor(
-    url: string,
+    private readonly db: PostgresConnection,
     /** How long record() waits for its insert before returning (the insert goes on). */
     private readonly waitMs = 2_000,
   ) {
-    this.location = describeDatabase(url);
-    this.db = new PostgresConnection(url, this.location);
+    this.location = db.location;
   }
 
   record(call: AuditCall): Promise<void> {
@@ -110,8 +108,11 @@ export class PostgresAuditTrail implements AuditTrail {
     }));
   }
 
+  /**
+   * Waits for the inserts under way (one the database holds back stays held: the connection's
+   * close writes it, or logs it lost); the connection is its opener's to close.
+   */
   async close(): Promise<void> {
     await Promise.all([...this.pending]);
-    await this.db.close();
   }
 }

@@ -1,6 +1,5 @@
 import type { PoolClient } from "pg";
-import { PostgresConnection } from "../ledger/postgres-pool.js";
-import { describeDatabase } from "../ledger/postgres-url.js";
+import type { PostgresConnection } from "../ledger/postgres-pool.js";
 import {
   type CatalogueChange,
   type ExportRecord,
@@ -20,14 +19,13 @@ import type { CatalogueStore } from "./store.js";
  */
 export class PostgresCatalogueStore implements CatalogueStore {
   readonly location: string;
-  private readonly db: PostgresConnection;
 
+  /** On the process's connection to the database, which the ledger shares. */
   constructor(
-    url: string,
+    private readonly db: PostgresConnection,
     private readonly scope: string,
   ) {
-    this.location = describeDatabase(url);
-    this.db = new PostgresConnection(url, this.location);
+    this.location = db.location;
   }
 
   async read(): Promise<HistoryCatalogue> {
@@ -72,9 +70,8 @@ export class PostgresCatalogueStore implements CatalogueStore {
     });
   }
 
-  close(): Promise<void> {
-    return this.db.close();
-  }
+  /** Nothing of its own to close: the connection is its opener's to close. */
+  async close(): Promise<void> {}
 
   private async readWith(client: PoolClient): Promise<HistoryCatalogue> {
     const state = await client.query<{ generation: string }>(

@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import type { PostgresConnection } from "../ledger/postgres-pool.js";
 import { FileCatalogueStore } from "./catalogue-file.js";
 import { PostgresCatalogueStore } from "./catalogue-postgres.js";
 import { History } from "./history.js";
@@ -40,26 +41,40 @@ export {
 export type { CatalogueStore } from "./store.js";
 export { historyTables } from "./views.js";
 
+/** What openHistory takes besides the configuration and the place. */
+export interface OpenHistoryOptions {
+  /** The data's clock, which judges the kept days. */
+  now?: () => number;
+  /** The ledger's, for a process that adds files: one process at a time reads a job's file. */
+  claims?: IngestClaims;
+  /** The process's connection to CRM_DATABASE_URL, where the catalogue is; needed when it is set. */
+  database?: PostgresConnection;
+}
+
 /**
  * The history of a configuration, or undefined when CRM_HISTORY=off. `dataFolder` is the data
  * folder in use (sandbox mode's own), `scope` the ledger's (runtime.ts configLedgerScope): one
  * history per service and application, its catalogue in the ledger's store (the file beside its
- * Parquet files, or PostgreSQL with CRM_DATABASE_URL). `claims` (the ledger's, for a process that
- * adds files) let one process at a time read a job's file.
+ * Parquet files, or PostgreSQL with CRM_DATABASE_URL, on the connection the ledger uses).
  */
 export function openHistory(
   config: Pick<Config, "history" | "timeZone" | "databaseUrl" | "query">,
   dataFolder: string,
   scope: string,
-  now?: () => number,
-  claims?: IngestClaims,
+  { now, claims, database }: OpenHistoryOptions = {},
 ): History | undefined {
   if (!config.history.enabled) return undefined;
+  if (config.databaseUrl !== undefined && database === undefined) {
+    // A catalogue beside the Parquet files would be one of its own, unknown to the team.
+    throw new Error(
+      "the history's catalogue is in CRM_DATABASE_URL: open the history with the process's connection to it",
+    );
+  }
   const folder = historyFolder(dataFolder, scope);
   const store =
-    config.databaseUrl === undefined
+    database === undefined
       ? new FileCatalogueStore(catalogueFilePath(folder))
-      : new PostgresCatalogueStore(config.databaseUrl, scope);
+      : new PostgresCatalogueStore(database, scope);
   return new History({
     folder,
     store,

@@ -5,8 +5,8 @@ import { type BudgetStatus, budgetStatus, type ExportBudget } from "./budget.js"
 import { downloaded, type EntryEdit, fileRemoved, jobSeen, markedLost, newEntry } from "./entry.js";
 import { ClaimJudge, type ClaimOwner, type ClaimResult } from "./pending-creation.js";
 import { PostgresClaims } from "./postgres-claims.js";
-import { type LaterWrite, numberOrUndefined, PostgresConnection } from "./postgres-pool.js";
-import { describeDatabase } from "./postgres-url.js";
+import type { LaterWrite, PostgresConnection } from "./postgres-pool.js";
+import { numberOrUndefined } from "./postgres-pool.js";
 import {
   type CreateReservation,
   type GrantedReservation,
@@ -26,21 +26,22 @@ import {
  */
 export class PostgresLedger implements LedgerStore {
   readonly location: string;
-  private readonly db: PostgresConnection;
   private readonly claims: PostgresClaims;
 
-  /** Connects on first use (pg is loaded only then); `scope` as for the file ledger. */
+  /**
+   * On the process's connection to the database (which connects on first use; its opener
+   * closes it); `scope` as for the file ledger.
+   */
   constructor(
-    url: string,
+    private readonly db: PostgresConnection,
     private readonly budget: ExportBudget,
     private readonly now: () => number,
     private readonly scope: string,
     /** The clock pending creations are judged by (default performance.now). */
     monotonic?: () => number,
   ) {
-    this.location = describeDatabase(url);
-    this.db = new PostgresConnection(url, this.location);
-    this.claims = new PostgresClaims(this.db, scope, new ClaimJudge(monotonic));
+    this.location = db.location;
+    this.claims = new PostgresClaims(db, scope, new ClaimJudge(monotonic));
   }
 
   async list(limit = 20): Promise<LedgerEntry[]> {
@@ -329,9 +330,8 @@ export class PostgresLedger implements LedgerStore {
     );
   }
 
-  async close(): Promise<void> {
-    await this.db.close();
-  }
+  /** Nothing of its own to close: the connection is its opener's to close. */
+  async close(): Promise<void> {}
 
   /** Read, change, write one entry in a transaction holding its row lock. */
   private async change(jobId: string, edit: EntryEdit): Promise<LedgerEntry | undefined> {

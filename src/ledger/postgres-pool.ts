@@ -4,9 +4,15 @@ import { WriteBacklog } from "./postgres-backlog.js";
 import { withPoolClient } from "./postgres-client.js";
 import { migrate } from "./postgres-schema.js";
 import { DatabaseUnavailableError, isConnectionFailure } from "./postgres-unavailable.js";
+import { describeDatabase } from "./postgres-url.js";
 
-/** Connections each server process keeps at most; PostgreSQL allows 100 by default. */
-const POOL_SIZE = 10;
+/**
+ * Connections a process keeps at most to its database, for the ledger, the history's catalogue
+ * and the audit trail together (docs/team-mode.md budgets them): PostgreSQL allows 100 by
+ * default. Their statements are short (a row lock, a few rows), so more calls than this at once
+ * queue for a connection rather than open more.
+ */
+export const POOL_SIZE = 10;
 /** How long close() keeps trying to write what an outage held back. */
 const CLOSE_SETTLE_MS = 5_000;
 /** How long statements must fail before the outage is logged as one. */
@@ -26,13 +32,17 @@ export interface LaterWrite {
 }
 
 /**
- * The PostgreSQL ledger's connection: a pool made on first use (pg is loaded only then), the
- * schema migrated before any statement, queries and transactions. The database going away (a
- * restart, a failover) fails statements with DatabaseUnavailableError, never ends the process,
- * and is tried again on the next statement; writes that must not be lost meanwhile are held
+ * A process's one connection to CRM_DATABASE_URL, which the ledger, the history's catalogue and
+ * the audit trail share (runtime.ts opens it and closes it after them; a command that needs one
+ * of them alone opens its own): a pool made on first use (pg is loaded only then), the schema
+ * migrated before any statement, queries and transactions. The database going away (a restart,
+ * a failover) fails statements with DatabaseUnavailableError, never ends the process, and is
+ * tried again on the next statement; writes that must not be lost meanwhile are held
  * (writeBehind) and written, before anything else, once it answers again.
  */
 export class PostgresConnection implements PostgresStatements {
+  /** The database as named in messages (no credentials). */
+  readonly location: string;
   private poolPromise: Promise<Pool> | undefined;
   private ready: Promise<Pool> | undefined;
   private closing: Promise<void> | undefined;
@@ -46,11 +56,9 @@ export class PostgresConnection implements PostgresStatements {
     transaction: (work) => this.runTransaction(work),
   };
 
-  constructor(
-    private readonly url: string,
-    /** The database as named in messages (no credentials). */
-    private readonly location: string,
-  ) {}
+  constructor(private readonly url: string) {
+    this.location = describeDatabase(url);
+  }
 
   async query<R extends object>(text: string, values: unknown[]): Promise<R[]> {
     await this.backlog.flush();
@@ -101,7 +109,10 @@ export class PostgresConnection implements PostgresStatements {
     return this.writeBehind({ what, write: (db) => db.query(text, values) });
   }
 
-  /** Writes what is held (trying for a few seconds), then ends the pool. */
+  /**
+   * Writes what is held (trying for a few seconds), then ends the pool: call it once the stores
+   * that share this connection are done with it.
+   */
   close(): Promise<void> {
     this.closing ??= this.shutDown();
     return this.closing;
@@ -208,7 +219,7 @@ export class PostgresConnection implements PostgresStatements {
 
   /** The pool, once the schema is created or migrated (once per process, before any statement). */
   private migrated(): Promise<Pool> {
-    if (this.closed) return Promise.reject(new Error("The ledger database connection is closed."));
+    if (this.closed) return Promise.reject(new Error("The database connection is closed."));
     this.poolPromise ??= createPool(this.url);
     this.ready ??= this.poolPromise.then(async (pool) => {
       await migrate(pool);
@@ -219,7 +230,7 @@ export class PostgresConnection implements PostgresStatements {
       if (this.ready === ready) this.ready = undefined;
       // An unreachable database is logged once per outage by failure().
       if (isConnectionFailure(error)) return;
-      log.warn("ledger database not ready", {
+      log.warn("database not ready", {
         database: this.location,
         error: error instanceof Error ? error.message : String(error),
       });
@@ -237,11 +248,13 @@ function driverWords(error: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/** The pool's settings, all of them: the one place a process's database connections are made. */
 async function createPool(url: string): Promise<Pool> {
   const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
+    // What pg_stat_activity shows; the URL's own ?application_name= (one per process) wins.
     application_name: "crm-insights-mcp",
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,

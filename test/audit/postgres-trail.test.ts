@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditCall } from "../../src/audit/audit-record.js";
 import { PostgresAuditTrail } from "../../src/audit/postgres-trail.js";
+import { PostgresConnection } from "../../src/ledger/postgres-pool.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 
@@ -32,8 +33,10 @@ describe("the audit trail in PostgreSQL", needs("postgresql"), () => {
   });
 
   it("keeps the calls of several processes in one table, masked, read oldest first", async () => {
-    const one = new PostgresAuditTrail(db.url);
-    const two = new PostgresAuditTrail(db.url);
+    // Two processes, each with its connection.
+    const connections = [new PostgresConnection(db.url), new PostgresConnection(db.url)] as const;
+    const one = new PostgresAuditTrail(connections[0]);
+    const two = new PostgresAuditTrail(connections[1]);
     try {
       await Promise.all([
         one.record(call(2, "alice")),
@@ -72,11 +75,13 @@ describe("the audit trail in PostgreSQL", needs("postgresql"), () => {
       }
     } finally {
       await Promise.all([one.close(), two.close()]);
+      await Promise.all(connections.map((c) => c.close()));
     }
   });
 
   it("keeps each caller's kind and OAuth identity: a token and a subject of one name stay apart", async () => {
-    const trail = new PostgresAuditTrail(db.url);
+    const connection = new PostgresConnection(db.url);
+    const trail = new PostgresAuditTrail(connection);
     try {
       await trail.record(call(10, "ops-bot"));
       await trail.record({
@@ -103,6 +108,7 @@ describe("the audit trail in PostgreSQL", needs("postgresql"), () => {
       });
     } finally {
       await trail.close();
+      await connection.close();
     }
   });
 });

@@ -2,15 +2,22 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresCatalogueStore } from "../../src/history/catalogue-postgres.js";
 import { queryHistory } from "../../src/history/query.js";
+import { PostgresConnection } from "../../src/ledger/postgres-pool.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { describeCatalogueStore } from "./catalogue-suite.js";
 import { historyFixture, userRows, writeCampaignCsv } from "./fixtures.js";
 
 let db: TestPostgres | undefined;
+/** The connection of this test process, as a server process has one. */
+let connection: PostgresConnection | undefined;
 const url = () => {
   if (db === undefined) throw new Error("test PostgreSQL not started");
   return db.url;
+};
+const shared = () => {
+  connection ??= new PostgresConnection(url());
+  return connection;
 };
 
 describe("the history catalogue in PostgreSQL", needs("postgresql"), () => {
@@ -18,15 +25,20 @@ describe("the history catalogue in PostgreSQL", needs("postgresql"), () => {
     db = await startTestPostgres();
   }, 60_000);
   afterAll(async () => {
+    await connection?.close();
     await db?.stop();
   });
 
   describeCatalogueStore("PostgreSQL", {
-    open: (scope) => new PostgresCatalogueStore(url(), scope),
+    open: (scope) => new PostgresCatalogueStore(shared(), scope),
   });
 
   it("two server processes' histories on one folder and database add a job once and read the same rows", async () => {
-    const f = await historyFixture({ store: () => new PostgresCatalogueStore(url(), "team") });
+    // Each process has its own connection.
+    const processes = [new PostgresConnection(url()), new PostgresConnection(url())] as const;
+    const f = await historyFixture({
+      store: () => new PostgresCatalogueStore(processes[0], "team"),
+    });
     try {
       const rows = [
         ...userRows({ task: "t1", at: "2026-10-05 09:00:00" }, "1", [
@@ -36,7 +48,7 @@ describe("the history catalogue in PostgreSQL", needs("postgresql"), () => {
         ...userRows({ task: "t2", at: "2026-11-05 09:00:00" }, "2", ["message_sent"]),
       ];
       const path = await writeCampaignCsv(join(f.dir, "a.csv"), rows);
-      const other = f.reopen(new PostgresCatalogueStore(url(), "team"));
+      const other = f.reopen(new PostgresCatalogueStore(processes[1], "team"));
       const input = {
         path,
         jobId: "job-pg",
@@ -82,6 +94,7 @@ describe("the history catalogue in PostgreSQL", needs("postgresql"), () => {
       }
     } finally {
       await f.close();
+      await Promise.all(processes.map((p) => p.close()));
     }
   });
 });

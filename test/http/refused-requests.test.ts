@@ -8,6 +8,7 @@ import { type AuditRecord, openAuditTrail } from "../../src/audit/index.js";
 import { loadConfig } from "../../src/config.js";
 import { loadHttpSettings } from "../../src/http/http-config.js";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/http-server.js";
+import { PostgresConnection } from "../../src/ledger/postgres-pool.js";
 import { log } from "../../src/log.js";
 import type { ToolRuntime } from "../../src/mcp/tool.js";
 import { createRuntime } from "../../src/runtime.js";
@@ -162,8 +163,12 @@ describe.each(trails)("refused requests, audit trail $name", ({ postgres }) => {
       // Closing the server closes the trail, which writes the count of what it left out.
       await server.close(1000);
 
-      const trail = openAuditTrail({ databaseUrl: db?.url, dataFolder: dataDir });
-      const records = await trail.list({ caller: "mallory" }).finally(() => trail.close());
+      const database = db === undefined ? undefined : new PostgresConnection(db.url);
+      const trail = openAuditTrail({ database, dataFolder: dataDir });
+      const records = await trail.list({ caller: "mallory" }).finally(async () => {
+        await trail.close();
+        await database?.close();
+      });
       const kept = records.filter((r) => r.tool === "campaign_metrics");
       const counts = records.filter((r) => r.tool === "(suppressed)");
       expect(kept.length).toBeGreaterThanOrEqual(DENIAL_LIMITS.perWindow);

@@ -36,8 +36,10 @@ describe("the PostgreSQL ledger through an outage", needs("postgresql"), () => {
 
   it("fails statements with the retryable error, holds what must be written, and writes it first once the database is back", async () => {
     const now = () => Date.parse("2026-03-02T00:00:00Z");
-    const ledger = new PostgresLedger(db.url, budget, now, "outage");
-    const trail = new PostgresAuditTrail(db.url);
+    // As a server process has them: on one connection.
+    const connection = new PostgresConnection(db.url);
+    const ledger = new PostgresLedger(connection, budget, now, "outage");
+    const trail = new PostgresAuditTrail(connection);
     try {
       const refused = await ledger.reserveCreate();
       const kept = await ledger.reserveCreate();
@@ -79,11 +81,12 @@ describe("the PostgreSQL ledger through an outage", needs("postgresql"), () => {
       expect((await ledger.budgetStatus()).used).toBe(2);
     } finally {
       await Promise.all([ledger.close(), trail.close()]);
+      await connection.close();
     }
   }, 60_000);
 
   it("a connection ended between two statements of a transaction fails that transaction only", async () => {
-    const connection = new PostgresConnection(db.url, "test database");
+    const connection = new PostgresConnection(db.url);
     const admin = new pg.Pool({ connectionString: db.url, max: 1 });
     try {
       const failure = await connection

@@ -1,6 +1,7 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresLedger } from "../../src/ledger/postgres-ledger.js";
+import { PostgresConnection } from "../../src/ledger/postgres-pool.js";
 import { migrate, SCHEMA_VERSION } from "../../src/ledger/postgres-schema.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
@@ -20,9 +21,18 @@ describe("PostgreSQL ledger", needs("postgresql"), () => {
     await db?.stop();
   });
 
+  /** One connection per store: each stands for a server process of its own. */
+  const connections: PostgresConnection[] = [];
+  afterEach(async () => {
+    await Promise.all(connections.splice(0).map((c) => c.close()));
+  });
+
   describeLedgerStore("PostgreSQL", {
-    open: (scope, budget, now, monotonic) =>
-      new PostgresLedger(url(), budget, now, scope, monotonic),
+    open: (scope, budget, now, monotonic) => {
+      const connection = new PostgresConnection(url());
+      connections.push(connection);
+      return new PostgresLedger(connection, budget, now, scope, monotonic);
+    },
   });
 
   it("migrates once across processes starting together and refuses a newer schema", async () => {
@@ -52,7 +62,7 @@ describe("PostgreSQL ledger", needs("postgresql"), () => {
 
   it("names the database without its credentials", () => {
     const ledger = new PostgresLedger(
-      "postgres://team:s3cret-pass@db.internal:5433/crm",
+      new PostgresConnection("postgres://team:s3cret-pass@db.internal:5433/crm"),
       { count: 10, windowSeconds: 600 },
       Date.now,
       "x",

@@ -37,7 +37,7 @@ beforeAll(async () => {
   empty = await mkdtemp(join(tmpdir(), "query-history-empty-"));
   const config = loadConfig({ CRM_DATA_DIR: dir });
   const history = must(
-    openHistory(config, dataFolderInUse(config), configLedgerScope(config), () => NOW),
+    openHistory(config, dataFolderInUse(config), configLedgerScope(config), { now: () => NOW }),
     "the history (on by default)",
   );
   try {
