@@ -4,6 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
+import { openHistory } from "../src/history/index.js";
 import { POOL_SIZE } from "../src/ledger/postgres-pool.js";
 import { createRuntime } from "../src/runtime.js";
 import { must } from "./helpers/must.js";
@@ -85,5 +86,13 @@ describe("the runtime's connections to PostgreSQL", needs("postgresql"), () => {
     } finally {
       if (!closed) await runtime.close();
     }
+  });
+
+  it("refuses a history of CRM_DATABASE_URL opened without the process's connection", () => {
+    // Else it would open a pool of its own, or keep a catalogue in a file the team never sees.
+    const config = loadConfig({ CRM_DATA_DIR: dir, CRM_DATABASE_URL: db.url });
+    expect(() => openHistory(config, dir, "scope")).toThrow(
+      /catalogue is in CRM_DATABASE_URL: open the history with the process's connection/,
+    );
   });
 });
