@@ -7,7 +7,7 @@ export class DatabaseUnavailableError extends Error {
   override name = "DatabaseUnavailableError";
   constructor(cause: unknown) {
     super(
-      "the server's database (export ledger, budget and audit trail) is unavailable right now, a temporary outage. Retry the same call in a few seconds; what this call had done is kept (an export job it created stays in the ledger). If it persists, the server's operator should check PostgreSQL (CRM_DATABASE_URL).",
+      "the server's database (export ledger, budget, audit trail and history catalogue) is unavailable right now, a temporary outage. Retry the same call in a few seconds; what this call had done is kept (an export job it created stays in the ledger). If it persists, the server's operator should check PostgreSQL (CRM_DATABASE_URL).",
       { cause },
     );
   }

@@ -38,7 +38,7 @@ const OUTAGE_MS = 5_000;
 const CREATIONS = 10;
 /** What every call that needed the database while it was down must answer, and nothing else. */
 const UNAVAILABLE =
-  /^Error in (check_export|start_export|campaign_metrics): the server's database \(export ledger, budget and audit trail\) is unavailable right now, a temporary outage\. Retry the same call in a few seconds; /;
+  /^Error in (check_export|start_export|campaign_metrics): the server's database \(export ledger, budget, audit trail and history catalogue\) is unavailable right now, a temporary outage\. Retry the same call in a few seconds; /;
 
 let db: TestPostgres;
 let sandbox: RunningSandbox;

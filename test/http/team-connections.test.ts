@@ -35,7 +35,7 @@ const run = promisify(execFile);
 const DAY_MS = 86_400_000;
 const KST_MS = 9 * 3_600_000;
 const UNAVAILABLE =
-  /^Error in query_export: the server's database \(export ledger, budget and audit trail\) is unavailable right now, a temporary outage\. Retry the same call in a few seconds; /;
+  /^Error in query_export: the server's database \(export ledger, budget, audit trail and history catalogue\) is unavailable right now, a temporary outage\. Retry the same call in a few seconds; /;
 const COUNT_SQL = "SELECT count(*) AS n, count(DISTINCT job_id) AS jobs FROM history";
 
 let db: TestPostgres;
