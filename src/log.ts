@@ -29,11 +29,18 @@ export type LogForwarder = (
   message: string,
   fields?: Record<string, unknown>,
 ) => void;
-let forwarder: LogForwarder | undefined;
+const forwarders = new Set<LogForwarder>();
 
-/** One forwarder per process: the MCP logging bridge (see mcp/call-log.ts). */
-export function setLogForwarder(next: LogForwarder | undefined): void {
-  forwarder = next;
+/**
+ * Adds a receiver of every message (the MCP logging bridge, mcp/call-log.ts); returns its
+ * removal. Receivers are added beside each other, never in place of one: a second one (a test
+ * watching the log) must not cut the bridge off.
+ */
+export function addLogForwarder(forwarder: LogForwarder): () => void {
+  forwarders.add(forwarder);
+  return () => {
+    forwarders.delete(forwarder);
+  };
 }
 
 /** The level in force, so a caller that raised it for a while can put it back. */
@@ -42,7 +49,7 @@ export function getLogLevel(): Level {
 }
 
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
-  forwarder?.(level, message, fields);
+  for (const forward of forwarders) forward(level, message, fields);
   if (ORDER[level] < threshold) return;
   const extra = fields === undefined ? "" : ` ${safeJson(fields)}`;
   // One line per event, whatever a message quotes: a caller's name or a tool name made up by a

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoggingLevel, ServerContext } from "@modelcontextprotocol/server";
-import { type LogLevel, setLogForwarder } from "../log.js";
+import { addLogForwarder, type LogLevel } from "../log.js";
 import { redact } from "../redact.js";
 import { callerKeyOf } from "./caller.js";
 import type { CallerLogLevels } from "./log-levels.js";
@@ -34,7 +34,7 @@ let installed = false;
 function install(): void {
   if (installed) return;
   installed = true;
-  setLogForwarder((level, message, fields) => {
+  addLogForwarder((level, message, fields) => {
     const call = current.getStore();
     if (call === undefined) return;
     // `log` names the event; the fields keep their own names (a field may be called message).

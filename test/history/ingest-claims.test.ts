@@ -5,7 +5,7 @@ import { leaseHolderGone } from "../../src/exports/download-lease.js";
 import type { History } from "../../src/history/history.js";
 import { ledgerIngestClaims } from "../../src/history/ingest-claims.js";
 import { JobLedger, ledgerScope } from "../../src/ledger/ledger.js";
-import { setLogForwarder } from "../../src/log.js";
+import { addLogForwarder } from "../../src/log.js";
 import {
   type HistoryFixture,
   historyFixture,
@@ -28,16 +28,17 @@ const SCOPE = ledgerScope("sandbox", undefined);
 let f: HistoryFixture;
 let readings: string[];
 const ledgers: JobLedger[] = [];
+let stopWatching: () => void = () => {};
 
 beforeEach(async () => {
   f = await historyFixture();
   readings = [];
-  setLogForwarder((_level, message, fields) => {
+  stopWatching = addLogForwarder((_level, message, fields) => {
     if (message === READING) readings.push(String(fields?.job_id));
   });
 });
 afterEach(async () => {
-  setLogForwarder(undefined);
+  stopWatching();
   for (const ledger of ledgers.splice(0)) await ledger.close();
   await f.close();
 });
