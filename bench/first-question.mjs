@@ -16,11 +16,11 @@
  * the load average after; the two sides' answers must be the same. BENCH_DIST names another
  * build. Prints one JSON line per question and fails when a ratio is above 0.5.
  */
-import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rename, rm, stat } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exists, load, median, runChild } from "./lib/measure.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = resolve(process.env.BENCH_DIST ?? join(here, "..", "dist"));
@@ -103,29 +103,7 @@ if (step === "--ask") {
   process.exit(0);
 }
 
-function child(args) {
-  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], {
-    encoding: "utf8",
-    maxBuffer: 16 << 20,
-  });
-  if (run.status !== 0) throw new Error(`${args[0]} failed (exit ${run.status}): ${run.stderr}`);
-  return JSON.parse(run.stdout);
-}
-
-const median = (values) => {
-  const v = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-};
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-const exists = (path) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
+const child = (args) => runChild(fileURLToPath(import.meta.url), args, { maxBuffer: 16 << 20 });
 const round2 = (n) => Number(n.toFixed(2));
 
 /** The huge campaign's first rounds holding at most `sends` sends, as bench/history.mjs writes them. */

@@ -17,11 +17,11 @@
  * BENCH_FILES=DIR keeps the generated files between runs; BENCH_ONLY=ingest|fatigue runs one
  * part. Prints one JSON line per part and fails when a target is missed.
  */
-import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exists, load, median, runChild } from "./lib/measure.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = resolve(process.env.BENCH_DIST ?? join(here, "..", "dist"));
@@ -111,29 +111,7 @@ if (step === "--fatigue") {
   process.exit(0);
 }
 
-function child(args) {
-  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], {
-    encoding: "utf8",
-    maxBuffer: 1 << 20,
-  });
-  if (run.status !== 0) throw new Error(`${args[0]} failed (exit ${run.status}): ${run.stderr}`);
-  return JSON.parse(run.stdout);
-}
-
-const median = (values) => {
-  const v = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-};
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-const exists = (path) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
+const child = (args) => runChild(fileURLToPath(import.meta.url), args);
 
 async function treeBytes(folder) {
   let bytes = 0;

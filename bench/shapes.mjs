@@ -31,13 +31,13 @@
  * equal ours (the script fails otherwise); whether the whole summaries are equal is printed (a
  * change may rename a field on purpose). BENCH_DUCKDB=0 leaves DuckDB out.
  */
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exists, load, median, runChild } from "./lib/measure.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 // Resolved against the working folder: a relative path would be taken from bench/ by import().
@@ -192,20 +192,10 @@ const SHAPES = [
 
 /** One child process: `--ours` (the summary of the build in `fromDist`) or `--duckdb`. */
 function child(kind, file, fromDist = dist) {
-  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), kind, file], {
-    encoding: "utf8",
-    maxBuffer: 1 << 20,
+  return runChild(fileURLToPath(import.meta.url), [kind, file], {
     env: { ...process.env, BENCH_DIST: fromDist },
   });
-  if (run.status !== 0) throw new Error(`${kind} child failed (exit ${run.status}): ${run.stderr}`);
-  return JSON.parse(run.stdout);
 }
-
-const median = (values) => {
-  const v = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-};
 
 /**
  * Runs each side once per round, RUNS rounds, in turns: in this order on even rounds and the
@@ -261,15 +251,6 @@ function againstDuckDb(ours, duck) {
     same_core_figures: ours[0].core === duck[0].core,
   };
 }
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-const exists = (path) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
 
 /** A repeatable stream of 32-bit words (a linear congruential generator): the files' contents. */
 function words(seed) {
