@@ -121,16 +121,15 @@ export async function campaignBaseline(
 ): Promise<BaselineAnswer> {
   const channel = channelMix(request.channels);
   const max = request.maxCampaigns ?? BASELINE_MAX_CAMPAIGNS;
+  const tooFew = (campaigns: number): BaselineAnswer => ({
+    status: "too_few",
+    channel,
+    campaigns,
+    needed: BASELINE_MIN_CAMPAIGNS - campaigns,
+  });
   return withHistoryTables(history, request.conversionEventType, async (extra, catalogue) => {
     const chosen = peerCampaigns(catalogue, request).slice(0, max);
-    if (chosen.length < BASELINE_MIN_CAMPAIGNS) {
-      return {
-        status: "too_few",
-        channel,
-        campaigns: chosen.length,
-        needed: BASELINE_MIN_CAMPAIGNS - chosen.length,
-      };
-    }
+    if (chosen.length < BASELINE_MIN_CAMPAIGNS) return tooFew(chosen.length);
     const session = historySessionOptions(extra, request);
     const rates = await withSession(session, (_duck, opened) =>
       withDeadline(opened, session, async () => {
@@ -148,14 +147,7 @@ export async function campaignBaseline(
       }),
     );
     // A kept campaign always has rows; should its files hold none, it is not counted.
-    if (rates.length < BASELINE_MIN_CAMPAIGNS) {
-      return {
-        status: "too_few",
-        channel,
-        campaigns: rates.length,
-        needed: BASELINE_MIN_CAMPAIGNS - rates.length,
-      };
-    }
+    if (rates.length < BASELINE_MIN_CAMPAIGNS) return tooFew(rates.length);
     const metrics = Object.fromEntries(
       BASELINE_RATES.map((rate) => [
         rate,

@@ -35,9 +35,7 @@ export function lineProgress(write: (text: string) => void): SyncProgress {
     planned(count, campaigns) {
       total += count;
       if (campaigns !== undefined) {
-        write(
-          `sync: ${campaigns} campaign(s) with rounds in the window; ${count} export(s) to make or reuse\n`,
-        );
+        write(plannedLine(count, campaigns));
       }
     },
     step() {},
@@ -109,9 +107,7 @@ export function barProgress(
     planned(count, campaigns) {
       total += count;
       if (campaigns !== undefined) {
-        above(
-          `sync: ${campaigns} campaign(s) with rounds in the window; ${count} export(s) to make or reuse\n`,
-        );
+        above(plannedLine(count, campaigns));
       } else later();
     },
     step(item, state, fraction) {
@@ -145,4 +141,9 @@ function bar(fraction: number | undefined): string {
 
 function clip(line: string, width: number): string {
   return line.length <= width - 1 ? line : `${line.slice(0, width - 2)}…`;
+}
+
+/** The line that opens a run: how many campaigns and exports it found. */
+function plannedLine(count: number, campaigns: number): string {
+  return `sync: ${campaigns} campaign(s) with rounds in the window; ${count} export(s) to make or reuse\n`;
 }
