@@ -5,6 +5,7 @@ import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { createWorld } from "../../src/sandbox/world/index.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { untilKept } from "../helpers/history-kept.js";
 import { must } from "../helpers/must.js";
 import {
   type Harness,
@@ -77,12 +78,7 @@ async function exportAndKeep(client: Client, campaignId: string): Promise<string
   });
   expect(started.isError, started.text).toBeFalsy();
   const jobId = (started.structured.job as { _id: string })._id;
-  await waitUntil(async () => {
-    const r = await callOn(client, "check_export", { job_id: jobId, wait_seconds: 0 });
-    const status = (r.structured.history as { status?: string } | undefined)?.status;
-    if (status === "failed") throw new Error(`job ${jobId} was not added: ${r.text}`);
-    return status === "kept";
-  }, `job ${jobId} to be kept in the history`);
+  await untilKept((args) => callOn(client, "check_export", args), jobId);
   return jobId;
 }
 

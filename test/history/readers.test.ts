@@ -20,9 +20,9 @@ import type {
 import { loadDuckDb } from "../../src/query/engine.js";
 import { configLedgerScope } from "../../src/runtime.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { untilKept } from "../helpers/history-kept.js";
 import { must } from "../helpers/must.js";
 import { type Harness, startHarness } from "../helpers/tool-harness.js";
-import { waitUntil } from "../helpers/wait-until.js";
 
 /**
  * The history as readers we did not write see it. A history is built through the server from
@@ -90,13 +90,8 @@ async function startExport(
   };
 }
 
-async function kept(jobId: string): Promise<void> {
-  await waitUntil(async () => {
-    const r = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
-    const status = (r.structured.history as { status?: string } | undefined)?.status;
-    if (status === "failed") throw new Error(`job ${jobId} was not added: ${r.text}`);
-    return status === "kept";
-  }, `job ${jobId} to be kept in the history`);
+function kept(jobId: string): Promise<void> {
+  return untilKept((args) => h.call("check_export", args), jobId);
 }
 
 function campaignsToExport(campaigns: readonly SandboxCampaign[]): {

@@ -10,6 +10,7 @@ import { POOL_SIZE } from "../../src/ledger/postgres-pool.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { untilKept } from "../helpers/history-kept.js";
 import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
@@ -148,16 +149,10 @@ async function exportIntoHistory(client: Client, campaign: SandboxCampaign): Pro
     }),
   );
   const jobId = (started.structured.job as { _id: string })._id;
-  await waitUntil(
-    async () => {
-      const r = ok(await call(client, "check_export", { job_id: jobId, wait_seconds: 0 }));
-      const status = (r.structured.history as { status?: string } | undefined)?.status;
-      if (status === "failed") throw new Error(`job ${jobId} was not added: ${r.text}`);
-      return status === "kept";
-    },
-    `job ${jobId} to be kept in the history`,
-    { timeoutMs: 120_000, intervalMs: 250 },
-  );
+  await untilKept(async (args) => ok(await call(client, "check_export", args)), jobId, {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+  });
   return jobId;
 }
 

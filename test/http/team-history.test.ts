@@ -11,6 +11,7 @@ import { csvReadSql } from "../../src/query/events-view.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
 import type { SandboxCampaign } from "../../src/sandbox/world/types.js";
+import { untilKept } from "../helpers/history-kept.js";
 import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
@@ -145,17 +146,11 @@ async function filesUnder(folder: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
-async function keptBy(client: Client, job: string): Promise<void> {
-  await waitUntil(
-    async () => {
-      const r = await call(client, "check_export", { job_id: job, wait_seconds: 0 });
-      const status = (r.structured.history as { status?: string } | undefined)?.status;
-      if (status === "failed") throw new Error(`job ${job} was not added: ${r.text}`);
-      return status === "kept";
-    },
-    `job ${job} to be kept in the history`,
-    { timeoutMs: 120_000, intervalMs: 250 },
-  );
+function keptBy(client: Client, job: string): Promise<void> {
+  return untilKept((args) => call(client, "check_export", args), job, {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+  });
 }
 
 /** The servers' warnings about the history: an export not added, a catch-up failed. */

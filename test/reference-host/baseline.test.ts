@@ -8,10 +8,10 @@ import type { CampaignBaseline as Baseline } from "../../src/history/baseline.js
 import { langOfLocale, type ReportText, reportText } from "../../src/report/i18n/index.js";
 import { buildReport } from "../../src/report/model.js";
 import { createWorld, type SandboxCampaign } from "../../src/sandbox/world/index.js";
+import { untilKept } from "../helpers/history-kept.js";
 import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
-import { waitUntil } from "../helpers/wait-until.js";
 import {
   ARTIFACTS,
   BROWSER_TEST_TIMEOUT_MS,
@@ -68,16 +68,10 @@ async function exportKept(campaign: SandboxCampaign): Promise<string> {
     wait_seconds: 50,
   });
   const jobId = (started.structured.job as { _id: string })._id;
-  await waitUntil(
-    async () => {
-      const checked = await call("check_export", { job_id: jobId, wait_seconds: 0 });
-      const status = (checked.structured.history as { status?: string } | undefined)?.status;
-      if (status === "failed") throw new Error(`the history could not keep job ${jobId}`);
-      return status === "kept";
-    },
-    `job ${jobId} (campaign ${campaign._id}) kept in the history`,
-    { timeoutMs: 90_000, intervalMs: 250 },
-  );
+  await untilKept((args) => call("check_export", args), jobId, {
+    timeoutMs: 90_000,
+    intervalMs: 250,
+  });
   return jobId;
 }
 

@@ -8,6 +8,7 @@ import { jobRows } from "../../../src/history/job-files.js";
 import { type KeptRowsLookup, queryFiles } from "../../../src/query/index.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
 import { historyRows, withHistoryRows } from "../../../src/tools/query-export/history-rows.js";
+import { untilKept } from "../../helpers/history-kept.js";
 import { must } from "../../helpers/must.js";
 import {
   type Harness,
@@ -15,7 +16,6 @@ import {
   type ToolResult,
   toResult,
 } from "../../helpers/tool-harness.js";
-import { waitUntil } from "../../helpers/wait-until.js";
 
 /**
  * query_export on an export the history holds whole reads the history's Parquet instead of the
@@ -71,13 +71,8 @@ async function exported(args: Record<string, unknown>): Promise<{ job: string; f
   return { job: (r.structured.job as { _id: string })._id, file };
 }
 
-async function kept(jobId: string): Promise<void> {
-  await waitUntil(async () => {
-    const r = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
-    const status = (r.structured.history as { status?: string } | undefined)?.status;
-    if (status === "failed") throw new Error(`job ${jobId} was not added: ${r.text}`);
-    return status === "kept";
-  }, `job ${jobId} to be kept in the history`);
+function kept(jobId: string): Promise<void> {
+  return untilKept((args) => h.call("check_export", args), jobId);
 }
 
 /** The Parquet copies of exports the query cache holds, by the export's file name. */

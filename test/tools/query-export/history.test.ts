@@ -8,6 +8,7 @@ import { HISTORY_EXAMPLES } from "../../../src/history/examples.js";
 import { catalogueFilePath, historyFolder } from "../../../src/history/layout.js";
 import { configLedgerScope } from "../../../src/runtime.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
+import { untilKept } from "../../helpers/history-kept.js";
 import { must } from "../../helpers/must.js";
 import {
   type Harness,
@@ -15,7 +16,6 @@ import {
   type ToolResult,
   toResult,
 } from "../../helpers/tool-harness.js";
-import { waitUntil } from "../../helpers/wait-until.js";
 import { namedCalls } from "../../prompts/named-calls.js";
 
 /**
@@ -53,13 +53,8 @@ async function exported(args: Record<string, unknown>): Promise<string> {
   return (r.structured.job as { _id: string })._id;
 }
 
-async function kept(jobId: string): Promise<void> {
-  await waitUntil(async () => {
-    const r = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
-    const status = (r.structured.history as { status?: string } | undefined)?.status;
-    if (status === "failed") throw new Error(`job ${jobId} was not added: ${r.text}`);
-    return status === "kept";
-  }, `job ${jobId} to be kept in the history`);
+function kept(jobId: string): Promise<void> {
+  return untilKept((args) => h.call("check_export", args), jobId);
 }
 
 function answer(r: ToolResult): unknown[][] {

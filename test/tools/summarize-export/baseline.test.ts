@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CampaignBaseline as Baseline } from "../../../src/history/baseline.js";
 import type { SandboxCampaign } from "../../../src/sandbox/world/types.js";
+import { untilKept } from "../../helpers/history-kept.js";
 import { must } from "../../helpers/must.js";
 import {
   type Harness,
@@ -10,7 +11,6 @@ import {
   type ToolResult,
   toResult,
 } from "../../helpers/tool-harness.js";
-import { waitUntil } from "../../helpers/wait-until.js";
 import { namedCalls, run } from "../../prompts/named-calls.js";
 
 /**
@@ -72,12 +72,7 @@ async function exportKept(campaign: SandboxCampaign): Promise<void> {
   const jobId = (r.structured.job as { _id: string })._id;
   const path = must(r.structured.file_path as string | undefined, "file_path of the export");
   jobs.set(campaign._id, { jobId, path });
-  await waitUntil(async () => {
-    const checked = await h.call("check_export", { job_id: jobId, wait_seconds: 0 });
-    const status = (checked.structured.history as { status?: string } | undefined)?.status;
-    expect(status).not.toBe("failed");
-    return status === "kept";
-  }, `job ${jobId} kept in the history`);
+  await untilKept((args) => h.call("check_export", args), jobId);
 }
 
 const summarize = async (args: Record<string, unknown>): Promise<ToolResult> => {
