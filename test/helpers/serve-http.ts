@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { RunningSandbox } from "../../src/sandbox/types.js";
+import { childRunEnv } from "../setup/temp-folder.js";
+import { must } from "./must.js";
 
 /** The built bin the "built" test project runs (its global setup builds dist/ first). */
 export const BUILT_BIN = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -48,4 +51,22 @@ export function spawnHttpServer(
       reject(new Error(`server exited ${code}: ${stderr}`));
     });
   });
+}
+
+/**
+ * The environment of a server process on `sandbox` with `dataDir` as its data folder: PATH, the
+ * run's temp folder and clock (childRunEnv), the sandbox's URL and keys, and a short poll. A
+ * test adds what it is about (the database, tokens, a log level).
+ */
+export function sandboxServerEnv(sandbox: RunningSandbox, dataDir: string): Record<string, string> {
+  return {
+    PATH: must(process.env.PATH, "PATH"),
+    ...childRunEnv(),
+    CRM_BASE_URL: sandbox.base_url,
+    CRM_APPLICATION_ID: sandbox.application_id,
+    CRM_SECRET_KEY: sandbox.secret_key,
+    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
+    CRM_DATA_DIR: dataDir,
+    CRM_POLL_INTERVAL_SECONDS: "0.2",
+  };
 }

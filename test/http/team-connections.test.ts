@@ -15,10 +15,14 @@ import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
-import { BUILT_BIN, type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
+import {
+  BUILT_BIN,
+  type ServerProcess,
+  sandboxServerEnv,
+  spawnHttpServer,
+} from "../helpers/serve-http.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * How many connections a team-mode process holds, as PostgreSQL counts them: one `serve --http`
@@ -100,15 +104,8 @@ function watchConnections(url: string): ConnectionWatcher {
 
 function serviceEnv(applicationName: string): Record<string, string> {
   return {
-    PATH: must(process.env.PATH, "PATH"),
-    ...childRunEnv(),
+    ...sandboxServerEnv(sandbox, dataDir),
     CRM_LOG_LEVEL: "warn",
-    CRM_BASE_URL: sandbox.base_url,
-    CRM_APPLICATION_ID: sandbox.application_id,
-    CRM_SECRET_KEY: sandbox.secret_key,
-    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
-    CRM_DATA_DIR: dataDir,
-    CRM_POLL_INTERVAL_SECONDS: "0.2",
     CRM_DATABASE_URL: `${db.url}?application_name=${applicationName}`,
   };
 }

@@ -16,10 +16,14 @@ import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
-import { BUILT_BIN, type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
+import {
+  BUILT_BIN,
+  type ServerProcess,
+  sandboxServerEnv,
+  spawnHttpServer,
+} from "../helpers/serve-http.js";
 import { type ToolResult, toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * The history in team mode, through real processes: two `serve --http` processes of the built
@@ -54,14 +58,7 @@ let fetched: { created: number; downloaded: number };
 
 function serviceEnv(): Record<string, string> {
   return {
-    PATH: must(process.env.PATH, "PATH"),
-    ...childRunEnv(),
-    CRM_BASE_URL: sandbox.base_url,
-    CRM_APPLICATION_ID: sandbox.application_id,
-    CRM_SECRET_KEY: sandbox.secret_key,
-    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
-    CRM_DATA_DIR: dataDir,
-    CRM_POLL_INTERVAL_SECONDS: "0.2",
+    ...sandboxServerEnv(sandbox, dataDir),
     CRM_DATABASE_URL: db.url,
   };
 }

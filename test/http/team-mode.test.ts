@@ -8,10 +8,9 @@ import type { RunningSandbox } from "../../src/sandbox/types.js";
 import { needs } from "../helpers/needs.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
-import { type ServerProcess, spawnHttpServer } from "../helpers/serve-http.js";
+import { type ServerProcess, sandboxServerEnv, spawnHttpServer } from "../helpers/serve-http.js";
 import { toResult } from "../helpers/tool-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * Team mode end to end: several `serve --http` processes (the built bin) sharing one PostgreSQL
@@ -32,14 +31,7 @@ const clients: Client[] = [];
 async function spawnServer(sandbox: RunningSandbox): Promise<ServerProcess> {
   const server = await spawnHttpServer(
     {
-      PATH: process.env.PATH,
-      ...childRunEnv(),
-      CRM_BASE_URL: sandbox.base_url,
-      CRM_APPLICATION_ID: sandbox.application_id,
-      CRM_SECRET_KEY: sandbox.secret_key,
-      CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
-      CRM_DATA_DIR: dataDir,
-      CRM_POLL_INTERVAL_SECONDS: "0.2",
+      ...sandboxServerEnv(sandbox, dataDir),
       CRM_DATABASE_URL: db.url,
       CRM_HTTP_TOKENS: Object.entries(TOKENS)
         .map(([name, token]) => `${name}:${token}`)

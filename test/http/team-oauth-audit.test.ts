@@ -7,14 +7,12 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/index.js";
 import type { RunningSandbox } from "../../src/sandbox/types.js";
-import { must } from "../helpers/must.js";
 import { needs } from "../helpers/needs.js";
 import { startTestProvider, type TestProvider } from "../helpers/openid-provider.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { sandboxDay } from "../helpers/sandbox-day.js";
-import { BUILT_BIN, spawnHttpServer } from "../helpers/serve-http.js";
+import { BUILT_BIN, sandboxServerEnv, spawnHttpServer } from "../helpers/serve-http.js";
 import { toResult } from "../helpers/tool-harness.js";
-import { childRunEnv } from "../setup/temp-folder.js";
 
 /**
  * Team mode with the organisation's identity: two `serve --http` processes (the built bin) on
@@ -35,14 +33,7 @@ const clients: Client[] = [];
 
 function serviceEnv(): Record<string, string> {
   return {
-    PATH: must(process.env.PATH, "PATH"),
-    ...childRunEnv(),
-    CRM_BASE_URL: sandbox.base_url,
-    CRM_APPLICATION_ID: sandbox.application_id,
-    CRM_SECRET_KEY: sandbox.secret_key,
-    CRM_RECOMMEND_SECRET_KEY: sandbox.recommend_secret_key,
-    CRM_DATA_DIR: dataDir,
-    CRM_POLL_INTERVAL_SECONDS: "0.2",
+    ...sandboxServerEnv(sandbox, dataDir),
     CRM_DATABASE_URL: db.url,
   };
 }
