@@ -1,13 +1,14 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Browser, Frame } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReport, markCount } from "../../src/report/model.js";
 import { needs } from "../helpers/needs.js";
 import { ARTIFACTS, chartMarks, inPage, launchBrowser } from "../report/browser-support.js";
 import { writeCampaignCsv } from "../report/fixtures.js";
 import { measureReadability } from "../report/readability.js";
+import { callTool, HOST_BACKGROUND, hostToolResult, openHost } from "./host-page.js";
 import {
   type McpServer,
   type ReferenceHost,
@@ -26,8 +27,6 @@ const BIN = new URL("../../dist/cli.js", import.meta.url).pathname;
 const CHROMIUM = needs("chromium");
 const HAS_BROWSER = !CHROMIUM.skip;
 const TIMEOUT = 120_000;
-/** The reference host's own dark background (its host-styles.ts), as the page resolves it. */
-const HOST_DARK = "rgb(26, 26, 26)";
 
 let dataDir: string;
 let server: McpServer | undefined;
@@ -64,58 +63,15 @@ afterAll(async () => {
  * problem logged (console errors and warnings, failed or outside requests).
  */
 async function callInHost(width: number, scheme: "light" | "dark", args: Record<string, unknown>) {
-  const context = await browser.newContext({
-    viewport: { width, height: 1400 },
-    deviceScaleFactor: 2,
-    colorScheme: scheme,
-  });
-  const problems: string[] = [];
-  const allowed = [`${host.origin}/`, `${host.sandboxOrigin}/`, mcpUrl];
-  await context.route("**/*", async (route) => {
-    const url = route.request().url();
-    if (allowed.some((a) => url.startsWith(a))) await route.continue();
-    else {
-      problems.push(`blocked request: ${url}`);
-      await route.abort();
-    }
-  });
-  const page = await context.newPage();
-  // The host's GET /mcp stream is declined with 405 by a stateless server, which Chromium logs.
-  let declined = 0;
-  page.on("response", (r) => {
-    if (r.request().method() === "GET" && r.url() === mcpUrl && r.status() === 405) declined++;
-  });
-  page.on("console", (m) => {
-    if (m.type() !== "error" && m.type() !== "warning") return;
-    if (declined > 0 && m.text().includes("status of 405 (Method Not Allowed)")) {
-      declined--;
-      return;
-    }
-    problems.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
-  await page.goto(`${host.origin}/index.html`);
-  const toolSelect = page.locator("form label", { hasText: "Tool" }).locator("select");
-  await toolSelect.locator('option[value="query_export"]').waitFor({ state: "attached" });
-  await toolSelect.selectOption("query_export");
-  await page.locator("form textarea").fill(JSON.stringify(args));
-  await page.getByRole("button", { name: "Call Tool" }).click();
-  await page
-    .frameLocator("iframe")
-    .frameLocator("iframe")
-    .locator("#report[data-state=ready]")
-    .waitFor({ timeout: 60_000 });
-  const view = page.frames().find((f) => f.parentFrame()?.parentFrame() === page.mainFrame());
-  if (view === undefined) throw new Error("the view's frame (inside the sandbox proxy) is missing");
-  return { context, page, view, problems, structured: await hostResult(page) };
-}
-
-/** The structuredContent the host handed the view, from its own Tool Result panel. */
-async function hostResult(page: Page): Promise<unknown> {
-  await page.getByText("Tool Result").click();
-  const text = await page.locator("pre").last().textContent();
-  return (JSON.parse(text ?? "null") as { structuredContent: unknown }).structuredContent;
+  const { context, page, problems } = await openHost(browser, host, mcpUrl, { width, scheme });
+  const view = await callTool(page, "query_export", args);
+  return {
+    context,
+    page,
+    view,
+    problems,
+    structured: (await hostToolResult(page)).structuredContent,
+  };
 }
 
 /** The drawn chart's type and the key-figure cards, as the view shows them. */
@@ -140,7 +96,9 @@ describe("query answers in the ext-apps reference host", CHROMIUM, () => {
         files: [csv],
         sql,
       });
-      expect(await inPage(view, "getComputedStyle(document.body).backgroundColor")).toBe(HOST_DARK);
+      expect(await inPage(view, "getComputedStyle(document.body).backgroundColor")).toBe(
+        HOST_BACKGROUND.dark,
+      );
       const data = structured as { rows: unknown[]; chart: { type: string } };
       expect(data.chart.type).toBe("bar");
       expect(await drawn(view)).toEqual({
