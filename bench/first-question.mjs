@@ -16,11 +16,12 @@
  * the load average after; the two sides' answers must be the same. BENCH_DIST names another
  * build. Prints one JSON line per question and fails when a ratio is above 0.5.
  */
-import { mkdir, mkdtemp, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exists, load, median, runChild } from "./lib/measure.mjs";
+import { largeExport } from "./lib/large-export.mjs";
+import { load, median, runChild } from "./lib/measure.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = resolve(process.env.BENCH_DIST ?? join(here, "..", "dist"));
@@ -106,29 +107,6 @@ if (step === "--ask") {
 const child = (args) => runChild(fileURLToPath(import.meta.url), args, { maxBuffer: 16 << 20 });
 const round2 = (n) => Number(n.toFixed(2));
 
-/** The huge campaign's first rounds holding at most `sends` sends, as bench/history.mjs writes them. */
-async function largeExport(dir, sends) {
-  const shape = { order: "time", platformIds: "hex24", customerIds: "email" };
-  const path = join(dir, `campaign-s42-${sends}-time-hex24-email.csv`);
-  if (await exists(path)) return path;
-  const { createWorld } = await import(join(dist, "sandbox", "world", "index.js"));
-  const { writeCampaignCsv } = await import(join(dist, "sandbox", "csv-writer.js"));
-  const world = createWorld({ seed: 42, now: NOW, hugeAbTest: true });
-  const huge = world.campaigns.find((c) => c.role === "huge_sends");
-  const picked = [];
-  let total = 0;
-  for (const task of huge.tasks.filter((t) => t.aggregated)) {
-    const add = task.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0);
-    if (total + add > sends) break;
-    total += add;
-    for (const round of task.rounds) picked.push({ task, round });
-  }
-  if (picked.length === 0) throw new Error(`BENCH_SENDS=${sends} is below one task's sends.`);
-  await writeCampaignCsv(world, picked, `${path}.part`, 540, undefined, shape);
-  await rename(`${path}.part`, path);
-  return path;
-}
-
 /** True when `folder` is a history holding every row of the export as JOB. */
 async function holdsWhole(folder, file) {
   try {
@@ -150,7 +128,7 @@ console.log(`${RUNS} runs on ${cpus().length} CPUs; load average before: ${load(
 try {
   const file = process.env.BENCH_CSV
     ? resolve(process.env.BENCH_CSV)
-    : await largeExport(workDir, SENDS);
+    : await largeExport(dist, workDir, SENDS, NOW);
   const folder = join(workDir, `history-of-${basename(file, ".csv")}`);
   if (!(await holdsWhole(folder, file))) {
     await rm(folder, { recursive: true, force: true });

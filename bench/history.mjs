@@ -21,6 +21,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from "node:fs/pro
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { largeExport } from "./lib/large-export.mjs";
 import { exists, load, median, runChild } from "./lib/measure.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -137,29 +138,6 @@ async function holdsMessages(folder) {
   }
 }
 
-/** The huge campaign's first rounds holding at most `sends` sends, as the shapes bench picks. */
-async function largeExport(dir, sends) {
-  const shape = { order: "time", platformIds: "hex24", customerIds: "email" };
-  const path = join(dir, `campaign-s42-${sends}-time-hex24-email.csv`);
-  if (await exists(path)) return path;
-  const { createWorld } = await import(join(dist, "sandbox", "world", "index.js"));
-  const { writeCampaignCsv } = await import(join(dist, "sandbox", "csv-writer.js"));
-  const world = createWorld({ seed: 42, now: NOW, hugeAbTest: true });
-  const huge = world.campaigns.find((c) => c.role === "huge_sends");
-  const picked = [];
-  let total = 0;
-  for (const task of huge.tasks.filter((t) => t.aggregated)) {
-    const add = task.rounds.reduce((n, r) => (r.isControl ? n : n + r.records), 0);
-    if (total + add > sends) break;
-    total += add;
-    for (const round of task.rounds) picked.push({ task, round });
-  }
-  if (picked.length === 0) throw new Error(`BENCH_SENDS=${sends} is below one task's sends.`);
-  await writeCampaignCsv(world, picked, `${path}.part`, 540, undefined, shape);
-  await rename(`${path}.part`, path);
-  return path;
-}
-
 /**
  * `exports` campaign CSVs of `events` rows together, written by DuckDB: each campaign sends a
  * round every 7 days at its own offset over 13 weeks to ~12% of 200,000 users; ~97% receive,
@@ -219,7 +197,7 @@ const fail = (message) => {
 console.log(`${RUNS} runs on ${cpus().length} CPUs; load average before: ${load()}`);
 try {
   if (only === undefined || only === "ingest") {
-    const file = await largeExport(workDir, SENDS);
+    const file = await largeExport(dist, workDir, SENDS, NOW);
     const csvBytes = (await stat(file)).size;
     const ingest = [];
     const summary = [];
